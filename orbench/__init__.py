@@ -1,0 +1,3 @@
+"""OR-Bench reimplementation: shared core used by every stage script."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,88 @@
+"""What every stage CLI shares: common options, the error policy, and client set-up."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Callable, Sequence
+
+from .errors import UserError
+from .llm import LLMClient
+from .cache import ResponseCache, default_cache_path
+from .registry import Endpoint, resolve
+
+
+def str2bool(value: str) -> bool:
+    """Accept the original's spellings: --merge_result=False, true, 0, yes..."""
+    v = str(value).strip().lower()
+    if v in ("1", "true", "t", "yes", "y"):
+        return True
+    if v in ("0", "false", "f", "no", "n"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected True or False, got {value!r}")
+
+
+def positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
+    return n
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits with code 2 and one line on a usage error (its default is also 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def make_parser(prog: str, doc: str | None) -> Parser:
+    return Parser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_tokens: int) -> None:
+    g = p.add_argument_group("run options (every stage)")
+    g.add_argument("--concurrency", type=positive_int, default=None,
+                   help="requests in flight per endpoint base URL (default: the registry entry's, else 8)")
+    g.add_argument("--limit", type=positive_int, default=None, help="only the first N input rows")
+    g.add_argument("--temperature", type=float, default=temperature, help=f"sampling temperature (default {temperature})")
+    g.add_argument("--max_tokens", type=positive_int, default=max_tokens, help=f"reply length cap (default {max_tokens})")
+    g.add_argument("--timeout", type=float, default=None,
+                   help="seconds before one request is abandoned and retried (default: registry entry's, else 120)")
+    g.add_argument("--no_cache", action="store_true", help="neither read nor write the response cache")
+    g.add_argument("--cache_path", default=None,
+                   help=f"response cache file (default {default_cache_path()}, or $ORBENCH_CACHE_DIR)")
+    g.add_argument("--models_file", default=None,
+                   help="extra model registry (TOML); also $ORBENCH_MODELS_FILE")
+
+
+def open_cache(args: argparse.Namespace) -> ResponseCache | None:
+    return None if args.no_cache else ResponseCache(args.cache_path)
+
+
+def make_client(name: str, args: argparse.Namespace, cache: ResponseCache | None) -> LLMClient:
+    endpoint: Endpoint = resolve(name, args.models_file)
+    return LLMClient(endpoint, concurrency=args.concurrency, timeout=args.timeout, cache=cache)
+
+
+def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """Load .env, run, and turn a user's mistake into one line and exit code 2."""
+    from dotenv import find_dotenv, load_dotenv
+
+    load_dotenv(find_dotenv(usecwd=True), override=False)  # the environment wins over .env
+    try:
+        return main(argv)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: finished rows are saved; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def run_async(coro):
+    return asyncio.run(coro)

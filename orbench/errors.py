@@ -1,0 +1,19 @@
+"""The two kinds of error: a user's mistake (one line, exit 2) and everything else (a bug)."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A mistake the user can fix: bad input, unknown model, missing key.
+
+    The CLI wrapper prints ``str(err)`` on one line and exits with code 2.
+    """
+
+    exit_code = 2
+
+
+class FatalEndpointError(UserError):
+    """The endpoint refused us in a way retrying cannot fix (401/403/404, quota).
+
+    The whole run stops: every further request would fail the same way.
+    """

@@ -1,0 +1,202 @@
+"""The one narrow interface every stage uses to call a model.
+
+``LLMClient.complete(messages, temperature=..., max_tokens=...)`` returns an ``LLMResult``.
+It goes through the openai async client (its own retries off, finite timeout), with tenacity
+deciding retries (see ``retry.py``), a per-base-URL concurrency bound, and the response cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from .cache import ResponseCache, cache_key
+from .registry import Endpoint
+from .retry import EndpointError, RequestError, RetryPolicy, TransientError, classify
+
+DEFAULT_CONCURRENCY = 8
+DEFAULT_TIMEOUT = 120.0
+CONTENT_FILTER = "content_filter"
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    text: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+    cached: bool = False
+
+    @property
+    def is_filtered(self) -> bool:
+        return self.finish_reason == CONTENT_FILTER
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.text or "").strip()
+
+    def to_cache(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+        }
+
+
+class CallFailed(Exception):
+    """A request failed for good; the row is recorded as failed with this message."""
+
+
+@dataclass
+class _Replica:
+    url: str
+    client: openai.AsyncOpenAI
+    slots: asyncio.Semaphore
+    in_flight: int = 0
+
+
+@dataclass
+class ClientStats:
+    requests: int = 0
+    cached: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class LLMClient:
+    """Calls one endpoint (one or more replicas of one model)."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        concurrency: int | None = None,
+        timeout: float | None = None,
+        cache: ResponseCache | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        defaults = endpoint.defaults
+        self.concurrency = int(concurrency or defaults.get("concurrency") or DEFAULT_CONCURRENCY)
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.timeout = float(timeout or defaults.get("timeout") or DEFAULT_TIMEOUT)
+        self.cache = cache
+        self.policy = policy or RetryPolicy()
+        self.stats = ClientStats()
+        urls = endpoint.base_urls
+        if endpoint.is_embedded:
+            from .local_server import ensure_local_server
+
+            urls = (ensure_local_server(),)
+        self._urls = urls
+        self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
+
+    @property
+    def where(self) -> str:
+        return self.endpoint.describe()
+
+    def _replica_pool(self) -> list[_Replica]:
+        if self._replicas is None:
+            self._replicas = [
+                _Replica(
+                    url=url,
+                    client=openai.AsyncOpenAI(
+                        base_url=url,
+                        api_key=self.endpoint.api_key or "no-key-needed",
+                        max_retries=0,
+                        timeout=self.timeout,
+                    ),
+                    slots=asyncio.Semaphore(self.concurrency),
+                )
+                for url in self._urls
+            ]
+        return self._replicas
+
+    def key_for(self, messages: list[dict[str, str]], settings: dict[str, Any], sample: int) -> str:
+        return cache_key(self.endpoint.identity, self.endpoint.model, messages, settings, sample)
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float,
+        max_tokens: int,
+        sample: int = 0,
+    ) -> LLMResult:
+        """One chat completion. Raises CallFailed (this request failed for good) or
+        EndpointError (nothing will work at this endpoint: stop the run)."""
+        settings = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
+        key = self.key_for(messages, settings, sample) if self.cache is not None else ""
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cached += 1
+                return LLMResult(cached=True, **hit)
+        try:
+            async for attempt in self.policy.retrying():
+                with attempt:
+                    result = await self._send(messages, settings)
+        except TransientError as err:
+            self.stats.failed += 1
+            raise CallFailed(f"{err} (gave up after {self.policy.attempts} attempts)") from None
+        except RequestError as err:
+            self.stats.failed += 1
+            raise CallFailed(str(err)) from None
+        self.stats.requests += 1
+        self.stats.prompt_tokens += result.prompt_tokens
+        self.stats.completion_tokens += result.completion_tokens
+        # Errors never reach here; empty and filtered replies are not stored either, so a
+        # re-run asks again instead of repeating a non-answer.
+        if self.cache is not None and not result.is_empty and not result.is_filtered:
+            self.cache.put(key, result.to_cache())
+        return result
+
+    async def _send(self, messages: list[dict[str, str]], settings: dict[str, Any]) -> LLMResult:
+        pool = self._replica_pool()
+        replica = min(pool, key=lambda r: r.in_flight)  # least busy replica
+        replica.in_flight += 1
+        try:
+            async with replica.slots:
+                try:
+                    resp = await replica.client.chat.completions.create(
+                        model=self.endpoint.model, messages=messages, **settings
+                    )
+                except Exception as err:  # sorted into our three classes just below
+                    raise classify(err, self.where) from None
+        finally:
+            replica.in_flight -= 1
+        return self._read(resp)
+
+    def _read(self, resp: Any) -> LLMResult:
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            raise TransientError(f"reply from {self.where} had no choices")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None) if message is not None else None
+        if text is not None and not isinstance(text, str):
+            raise TransientError(f"reply from {self.where} had non-text content")
+        usage = getattr(resp, "usage", None)
+        return LLMResult(
+            text=text,
+            finish_reason=getattr(choice, "finish_reason", None),
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            model=str(getattr(resp, "model", None) or self.endpoint.model),
+        )
+
+    async def aclose(self) -> None:
+        for replica in self._replicas or []:
+            await replica.client.close()
+        self._replicas = None
+
+
+__all__ = ["LLMClient", "LLMResult", "CallFailed", "EndpointError", "RequestError", "ClientStats"]

@@ -1,0 +1,120 @@
+"""Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop.
+
+- 429 (rate limit): wait what ``Retry-After`` asks (or back off), then retry;
+- 5xx, timeouts, connection errors, garbled replies: exponential backoff with jitter;
+- 400/422: the request itself is bad: fail this row at once;
+- 401/403/404 and exhausted quota: the endpoint will refuse everything: stop the run.
+
+ORBENCH_BACKOFF_BASE (seconds, default 1) scales the exponential backoff; tests set it to 0.
+``Retry-After`` is always honoured, capped at ORBENCH_MAX_RETRY_AFTER (default 120 s).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+
+class TransientError(Exception):
+    """Worth another try. ``retry_after`` is the server's requested wait, if any."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RequestError(Exception):
+    """This request fails for good (bad request, garbled reply after all retries)."""
+
+
+class EndpointError(Exception):
+    """Every request to this endpoint will fail (bad key, no access, unknown model, no quota)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 6
+    backoff_base: float = float(os.environ.get("ORBENCH_BACKOFF_BASE", "1.0"))
+    backoff_max: float = 60.0
+    max_retry_after: float = float(os.environ.get("ORBENCH_MAX_RETRY_AFTER", "120"))
+
+    def wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TransientError) and exc.retry_after is not None:
+            return min(max(exc.retry_after, 0.0), self.max_retry_after)
+        if self.backoff_base <= 0:
+            return 0.0
+        # Exponential with full jitter: spreads retries of many concurrent requests.
+        ceiling = min(self.backoff_max, self.backoff_base * (2 ** (state.attempt_number - 1)))
+        return random.uniform(ceiling / 2, ceiling)
+
+    def retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            retry=retry_if_exception(lambda e: isinstance(e, TransientError)),
+            wait=self.wait,
+            stop=stop_after_attempt(self.attempts),
+            reraise=True,
+        )
+
+
+def _retry_after_seconds(response) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (number of seconds only)."""
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return float(value) / scale
+            except ValueError:
+                continue  # an HTTP date: fall back to our own backoff
+    return None
+
+
+def _error_code(err: openai.APIStatusError) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    inner = body.get("error", body) if isinstance(body, dict) else {}
+    code = inner.get("code") if isinstance(inner, dict) else None
+    kind = inner.get("type") if isinstance(inner, dict) else None
+    return f"{code or ''} {kind or ''}".strip()
+
+
+def classify(err: BaseException, where: str) -> Exception:
+    """Map an exception from the openai client to one of our three classes.
+    ``where`` names the model and endpoint for the message (never the key)."""
+    if isinstance(err, (TransientError, RequestError, EndpointError)):
+        return err
+    if isinstance(err, openai.APITimeoutError):
+        return TransientError(f"timed out waiting for {where}")
+    if isinstance(err, openai.APIConnectionError):
+        return TransientError(f"could not connect to {where}: {err}")
+    if isinstance(err, openai.APIStatusError):
+        status = err.status_code
+        code = _error_code(err)
+        detail = f"HTTP {status}{' ' + code if code else ''} from {where}"
+        if status == 429:
+            if "insufficient_quota" in code:
+                return EndpointError(f"{detail}: the account's quota is exhausted")
+            return TransientError(detail, retry_after=_retry_after_seconds(err.response))
+        if status in (401, 403):
+            return EndpointError(f"{detail}: the API key was refused; check the key for this endpoint")
+        if status == 404:
+            return EndpointError(f"{detail}: the model or URL does not exist there")
+        if status == 408 or status >= 500:
+            return TransientError(detail, retry_after=_retry_after_seconds(err.response))
+        return RequestError(f"{detail}: {_short(err)}")
+    if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
+        return TransientError(f"unreadable reply from {where}: {type(err).__name__}")
+    return err if isinstance(err, Exception) else RuntimeError(str(err))
+
+
+def _short(err: openai.APIStatusError) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    inner = body.get("error", body) if isinstance(body, dict) else {}
+    msg = inner.get("message") if isinstance(inner, dict) else None
+    return (msg or str(err))[:300]

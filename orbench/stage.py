@@ -1,0 +1,179 @@
+"""The frame every model-calling stage runs in: input rows -> jobs -> concurrent calls ->
+resumable output -> ordered final file -> settings/counts JSON -> one-line summary."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Sequence
+
+import pandas as pd
+
+from .constants import COL_CATEGORY, COL_PROMPT
+from .llm import LLMClient
+from .resume import StageOutput, content_hash, keys_with_occurrence
+from .runinfo import write_runinfo
+from .runner import Job, Outcome, RunCounts, run_jobs
+
+# A prompt longer than this is not sent: it is recorded in the failed file with the reason.
+# 100,000 characters is about 25,000 tokens, past the context of most models we target;
+# sending it would only buy a 400 error (or a bill). Override with --max_prompt_chars.
+MAX_PROMPT_CHARS = 100_000
+
+
+def safe_name(name: str) -> str:
+    """A model name made safe for a file name (``meta-llama/Llama-3`` -> ``meta-llama_Llama-3``)."""
+    return re.sub(r"[^\w.\-]+", "_", name).strip("_") or "model"
+
+
+def sibling(path: Path, token: str, replacement: str, fallback_suffix: str) -> Path:
+    """The failed/split file next to an output: swap the token in its name, or add a suffix."""
+    if token in path.name:
+        return path.with_name(path.name.replace(token, replacement, 1))
+    return path.with_name(f"{path.stem}{fallback_suffix}{path.suffix or '.csv'}")
+
+
+def warn(msg: str) -> None:
+    print(f"warning: {msg}", file=sys.stderr)
+
+
+@dataclass
+class PreparedRows:
+    rows: list[dict[str, str]]
+    skipped_blank: int = 0
+
+
+def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None) -> PreparedRows:
+    """Take the first ``limit`` rows; drop rows whose text is empty (counted, with a warning)."""
+    if limit is not None:
+        df = df.head(limit)
+    records = df.to_dict("records")
+    rows = [r for r in records if str(r.get(text_column, "")).strip() and str(r.get(text_column)).lower() != "nan"]
+    skipped = len(records) - len(rows)
+    if skipped:
+        warn(f"skipped {skipped} row(s) with an empty {text_column!r}")
+    return PreparedRows(rows=rows, skipped_blank=skipped)
+
+
+def jobs_from_rows(rows: Sequence[dict[str, str]], key_columns: Sequence[str]) -> list[Job]:
+    hashes = [content_hash([str(r.get(c, "")) for c in key_columns]) for r in rows]
+    return [Job(key=k, index=i, row=r) for i, (k, r) in enumerate(zip(keys_with_occurrence(hashes), rows))]
+
+
+def key_function(key_columns: Sequence[str]) -> Callable[[dict[str, str]], str]:
+    return lambda row: content_hash([str(row.get(c, "")) for c in key_columns])
+
+
+def too_long(text: str, limit: int) -> str | None:
+    if len(text) > limit:
+        return f"prompt not sent: {len(text)} characters is over the limit of {limit} (--max_prompt_chars)"
+    return None
+
+
+@dataclass
+class StageResult:
+    counts: RunCounts
+    rows: list[dict[str, str]]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def client_info(clients: Sequence[LLMClient]) -> dict[str, Any]:
+    return {
+        "requests": sum(c.stats.requests for c in clients),
+        "cached": sum(c.stats.cached for c in clients),
+        "failed_requests": sum(c.stats.failed for c in clients),
+        "prompt_tokens": sum(c.stats.prompt_tokens for c in clients),
+        "completion_tokens": sum(c.stats.completion_tokens for c in clients),
+    }
+
+
+def execute(
+    *,
+    jobs: list[Job],
+    handler: Callable[[Job], Awaitable[Outcome]],
+    output: StageOutput,
+    clients: Sequence[LLMClient],
+    failed_row: Callable[[Job, str], dict[str, object]],
+    info: dict[str, Any],
+    desc: str,
+    transform: Callable[[list[dict[str, str]]], list[dict[str, str]]] | None = None,
+    workers: int | None = None,
+) -> StageResult:
+    """Run the jobs with resume, then write the ordered file and the settings JSON."""
+    started = time.time()
+    done = output.open()
+    try:
+        if output.repaired_bytes:
+            warn(f"repaired a torn last row in {output.path} ({output.repaired_bytes} bytes cut)")
+        write_runinfo(output.path, {**info, "complete": False, "rows_total": len(jobs)})
+
+        async def go() -> RunCounts:
+            try:
+                return await run_jobs(
+                    jobs, handler, output, done, clients=clients, failed_row=failed_row, desc=desc, workers=workers
+                )
+            finally:
+                for c in clients:
+                    await c.aclose()
+
+        try:
+            counts = asyncio.run(go())
+        except BaseException:
+            write_runinfo(output.path, {**info, "complete": False, "rows_total": len(jobs), **client_info(clients)})
+            raise
+        rows = output.finalize([j.key for j in jobs], transform)
+        final = {
+            **info,
+            "complete": counts.failed == 0,
+            "rows_total": len(jobs),
+            "rows_done": counts.done + counts.skipped_done,
+            "rows_done_before": counts.skipped_done,
+            "rows_failed": counts.failed,
+            "rows_written": len(rows),
+            **dict(counts.counters),
+            **client_info(clients),
+            "seconds": round(time.time() - started, 3),
+        }
+        write_runinfo(output.path, final)
+        return StageResult(counts=counts, rows=rows, info=final)
+    finally:
+        output.close()
+
+
+def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
+    from .prompts import TEMPLATE_VERSION
+
+    return {
+        "stage": stage,
+        "temperature": getattr(args, "temperature", None),
+        "max_tokens": getattr(args, "max_tokens", None),
+        "limit": getattr(args, "limit", None),
+        "cache": not getattr(args, "no_cache", False),
+        "template_version": TEMPLATE_VERSION,
+        **extra,
+    }
+
+
+def endpoint_info(client: LLMClient) -> dict[str, Any]:
+    e = client.endpoint
+    return {"model_name": e.name, "model_id": e.model, "endpoint": e.identity, "family": e.family}
+
+
+def print_failed_note(counts: RunCounts, failed_path: Path) -> None:
+    if counts.failed:
+        print(
+            f"{counts.failed} row(s) failed; they are in {failed_path} with the error. "
+            f"Run the same command again to retry them.",
+            file=sys.stderr,
+        )
+
+
+__all__ = [
+    "COL_CATEGORY", "COL_PROMPT", "MAX_PROMPT_CHARS", "Job", "Outcome", "PreparedRows", "StageResult",
+    "base_info", "endpoint_info", "execute", "jobs_from_rows", "key_function", "prepare_rows",
+    "print_failed_note", "safe_name", "sibling", "too_long", "warn",
+]

@@ -1,0 +1,1 @@
+"""One module per stage: build jobs from input rows, call models, parse, write."""
