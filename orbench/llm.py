@@ -8,7 +8,7 @@ deciding retries (see ``retry.py``), a per-base-URL concurrency bound, and the r
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -91,6 +91,7 @@ class LLMClient:
         self.cache = cache
         self.policy = policy or RetryPolicy()
         self.stats = ClientStats()
+        self.send_seed = bool(defaults.get("send_seed", True))
         urls = endpoint.base_urls
         if endpoint.is_embedded:
             from .local_server import ensure_local_server
@@ -133,7 +134,11 @@ class LLMClient:
     ) -> LLMResult:
         """One chat completion. Raises CallFailed (this request failed for good) or
         EndpointError (nothing will work at this endpoint: stop the run)."""
-        settings = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
+        settings: dict[str, Any] = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
+        if settings["temperature"] > 0 and self.send_seed:
+            # Sample n of a request carries seed n: servers that honour it (vLLM, llama.cpp,
+            # OpenAI best-effort) give the same sample again even without our cache.
+            settings["seed"] = int(sample)
         key = self.key_for(messages, settings, sample) if self.cache is not None else ""
         if self.cache is not None:
             hit = self.cache.get(key)
