@@ -70,6 +70,9 @@ def numbered(text: str) -> list[str]:
 def clean_item(item: str) -> str:
     s = " ".join(item.split())  # fold internal whitespace and newlines
     s = re.sub(r"^(?:\(?\d{1,3}[.):]|\d{1,3}\s+-)\s+", "", s)  # numbering left inside brackets
+    # A label some models put before each item: "[First prompt]:", "Prompt 3 -", "Rewrite:".
+    s = re.sub(r"^\[?(?:(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)?)\s+)?"
+               r"(?:prompt|rewrite|rewritten prompt|question)\s*\d*\]?\s*[:.\-]\s*", "", s, flags=re.I)
     s = s.strip()
     for _ in range(3):
         s = s.strip("*_ ").strip()
