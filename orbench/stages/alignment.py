@@ -35,8 +35,11 @@ def build_parser(doc: str | None):
     p = make_parser("gpt3_4_alignment_checker.py", doc)
     p.add_argument("--model", default="local", help="target model: a registry name or a model id (default: local)")
     p.add_argument("--input_file", required=True, help="CSV or parquet with a 'prompt' column ('category' or 'type' optional)")
+    p.add_argument("--name", default=None,
+                   help="the target's name in file names, settings and reports (default: --model); use it to tell "
+                        "apart runs of one model with different settings, e.g. --name local-safety with --system_prompt")
     p.add_argument("--output_path", default=None,
-                   help="merged output CSV (default: ./final_{model}_results/{model}_merged_{input}.csv)")
+                   help="merged output CSV (default: ./final_{name}_results/{name}_merged_{input}.csv)")
     p.add_argument("--merge_result", type=str2bool, default=True,
                    help="True: one merged file; False: {model}_rejected_... and {model}_accepted_... (default True)")
     p.add_argument("--system_prompt", default=None, help="system message sent before each prompt (default: none, as in the paper)")
@@ -59,7 +62,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
     family = args.rules or client.endpoint.family
-    output_path = Path(args.output_path) if args.output_path else default_output(args.model, args.input_file)
+    name = args.name or args.model
+    output_path = Path(args.output_path) if args.output_path else default_output(name, args.input_file)
     failed_path = sibling(output_path, "_merged_", "_failed_", "_failed")
     output = StageOutput(output_path, COLUMNS, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
 
@@ -84,7 +88,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     info = base_info(
         "alignment_checker",
         args,
-        model=args.model,
+        model=name,
         **endpoint_info(client),
         rules=family,
         system_prompt=args.system_prompt,
@@ -100,12 +104,12 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         clients=[client],
         failed_row=failed_row,
         info=info,
-        desc=f"stage 4 {args.model}",
+        desc=f"stage 4 {name}",
     )
     if not args.merge_result:
         _split(output_path, result.rows)
     print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
-                            title=f"{args.model} on {Path(args.input_file).name} ({family} rules):"))
+                            title=f"{name} on {Path(args.input_file).name} ({family} rules):"))
     print_failed_note(result.counts, failed_path)
     return 0
 
