@@ -85,7 +85,7 @@ fi
 step "1. toxic seeds: $CATEGORIES ($SEEDS_PER_CATEGORY each, generator $GENERATOR_MODEL)"
 for cat in $CATEGORIES; do
   "$PY" "$HERE/toxic_prompt_generator/generate_toxic_promt_from_category.py" --category="$cat" \
-    --num_toxic_prompts="$SEEDS_PER_CATEGORY" --model="$GENERATOR_MODEL" --max_tokens=600 \
+    --num_toxic_prompts="$SEEDS_PER_CATEGORY" --model="$GENERATOR_MODEL" --max_tokens=400 --max_barren_waves=8 \
     --output_path="$SEEDS/${cat}_prompts.csv" "${common[@]}" \
     || echo "(stage 1 for $cat stopped short; continuing with what it produced)"
 done

@@ -1,6 +1,7 @@
 """Reading structured answers out of free-form model replies.
 
-- Lists of prompts (stages 1 and 2): items in [[...]], else in «...», else numbered lines.
+- Lists of prompts (stages 1 and 2): items in [[...]], else in «...», else numbered lines
+  (the protocol's order), else items in single [...] as a last resort.
 - The moderator's choice (stage 3): the last [[...]] naming one of the 11 options.
 - The judge's verdict (stage 5): the last [[...]] naming one of the 3 classes.
 Anything that cannot be read returns None: the caller records it as unparsed/unscored.
@@ -67,6 +68,12 @@ def numbered(text: str) -> list[str]:
     return [m.group(1) for m in _NUMBERED.finditer(text)]
 
 
+def single_bracketed(text: str) -> list[str]:
+    """Last resort, after the protocol's three: items in single [...] (small models often
+    drop one bracket of the pair)."""
+    return re.findall(r"\[([^\[\]\n]{4,})\]", text)
+
+
 def clean_item(item: str) -> str:
     s = " ".join(item.split())  # fold internal whitespace and newlines
     s = re.sub(r"^(?:\(?\d{1,3}[.):]|\d{1,3}\s+-)\s+", "", s)  # numbering left inside brackets
@@ -84,10 +91,10 @@ def clean_item(item: str) -> str:
 
 
 def prompt_list(text: str | None) -> list[str]:
-    """Stage 1 and 2 replies: [[...]] first, then «...», then numbered lines."""
+    """Stage 1 and 2 replies: [[...]] first, then «...», then numbered lines, then [...]."""
     if not text:
         return []
-    for extract in (bracketed, guillemets, numbered):
+    for extract in (bracketed, guillemets, numbered, single_bracketed):
         items = [clean_item(x) for x in extract(text)]
         items = [x for x in items if len(x) > 3]
         if items:

@@ -41,6 +41,8 @@ def build_parser(doc: str | None):
     p.add_argument("--num_toxic_prompts", type=positive_int, default=2000, help="how many unique prompts (default 2000)")
     p.add_argument("--output_path", default=None, help="output CSV (default: ./{category}_prompts.csv)")
     p.add_argument("--model", default="local", help="generator model (default: local; the paper used Mixtral-8x7B)")
+    p.add_argument("--max_barren_waves", type=positive_int, default=MAX_BARREN_WAVES,
+                   help=f"stop after this many rounds of calls in a row add no new prompt (default {MAX_BARREN_WAVES})")
     add_run_options(p, temperature=1.0, max_tokens=2000)
     return p
 
@@ -54,7 +56,7 @@ class Generator:
     """
 
     def __init__(self, client: LLMClient, category: str, target: int, temperature: float, max_tokens: int,
-                 out: RowFile, already_written: set[str], start: list[str]) -> None:
+                 out: RowFile, already_written: set[str], start: list[str], max_barren: int = MAX_BARREN_WAVES) -> None:
         self.client, self.category, self.target = client, category, target
         self.temperature, self.max_tokens = temperature, max_tokens
         self.out, self.written = out, already_written
@@ -63,6 +65,7 @@ class Generator:
         self.sample = 0
         self.calls = self.failed = self.unparsed = 0
         self.errors: list[str] = []
+        self.max_barren = max_barren
 
     async def _one(self, sample: int, n: int, bar: tqdm) -> list[str]:
         try:
@@ -87,7 +90,7 @@ class Generator:
     async def run(self, bar: tqdm) -> None:
         barren = 0
         try:
-            while len(self.accepted) < self.target and barren < MAX_BARREN_WAVES:
+            while len(self.accepted) < self.target and barren < self.max_barren:
                 sizes = plan_wave(self.target - len(self.accepted))
                 first = self.sample
                 self.sample += len(sizes)
@@ -127,7 +130,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         # With the cache, replay from sample 0: finished calls come back from the cache and the
         # result is the same as an uninterrupted run. Without it, keep what is on disk and go on.
         start = [] if cache is not None else existing[:target]
-        gen = Generator(client, args.category, target, args.temperature, args.max_tokens, out, set(existing), start)
+        gen = Generator(client, args.category, target, args.temperature, args.max_tokens, out, set(existing), start, args.max_barren_waves)
         info = base_info("toxic_prompt_generator", args, model=args.model, **endpoint_info(client),
                          category=args.category, num_toxic_prompts=target, batch_size=BATCH_SIZE, output=str(output_path))
         write_runinfo(output_path, {**info, "complete": False})
