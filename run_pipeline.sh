@@ -22,8 +22,8 @@ PY="${PYTHON:-python3}"
 
 RUN_DIR="${RUN_DIR:-runs/demo}"
 CATEGORIES="${CATEGORIES:-harmful privacy}"         # "all" = the 10 categories
-SEEDS_PER_CATEGORY="${SEEDS_PER_CATEGORY:-3}"
-PROMPTS_PER_SET="${PROMPTS_PER_SET:-8}"            # cap on each set sent to stage 4; 0 = no cap
+SEEDS_PER_CATEGORY="${SEEDS_PER_CATEGORY:-5}"
+PROMPTS_PER_SET="${PROMPTS_PER_SET:-10}"            # cap on each set sent to stage 4; 0 = no cap
 GENERATOR_MODEL="${GENERATOR_MODEL:-local}"
 REWRITER_MODEL="${REWRITER_MODEL:-local}"
 MODERATOR_MODELS="${MODERATOR_MODELS:-local}"      # comma-separated = ensemble, majority vote
@@ -149,7 +149,9 @@ for f in "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-t
 done
 
 step "7. report"
-"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper
+x=hard  # the paper's x axis; the safe set stands in when no hard set could be built
+ls "$RESULTS"/*_merged_or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
+"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper --x "$x"
 echo
 echo "run folder: $RUN_DIR"
 echo "report:     $REPORT/report.html (table: $REPORT/summary.md, figure: $REPORT/tradeoff.png)"

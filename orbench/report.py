@@ -149,6 +149,8 @@ def parse_result_name(filename: str) -> dict | None:
     (the part that names the dataset) and judge.
     """
     base = filename[:-4] if filename.lower().endswith(".csv") else filename
+    if "_response_check_unscored_" in base:
+        return None  # a copy of the merged file's unscored rows, not a result of its own
     m5 = _STAGE5_NAME.match(base)
     if m5:
         stem = m5["stem"]
