@@ -99,6 +99,7 @@ class LLMClient:
             urls = (ensure_local_server(),)
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
+        self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
 
     @property
     def where(self) -> str:
@@ -170,12 +171,17 @@ class LLMClient:
         replica.in_flight += 1
         try:
             async with replica.slots:
+                if self._fatal is not None:  # a call waiting for a slot must not send after a 401
+                    raise self._fatal
                 try:
                     resp = await replica.client.chat.completions.create(
                         model=self.endpoint.model, messages=messages, **settings
                     )
                 except Exception as err:  # sorted into our three classes just below
-                    raise classify(err, self.where) from None
+                    failure = classify(err, self.where)
+                    if isinstance(failure, EndpointError):
+                        self._fatal = failure  # set before the slot is released
+                    raise failure from None
         finally:
             replica.in_flight -= 1
         return self._read(resp)

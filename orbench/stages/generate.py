@@ -131,6 +131,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         # result is the same as an uninterrupted run. Without it, keep what is on disk and go on.
         start = [] if cache is not None else existing[:target]
         gen = Generator(client, args.category, target, args.temperature, args.max_tokens, out, set(existing), start, args.max_barren_waves)
+        gen.sample = len(start) // BATCH_SIZE  # no cache: go on past the samples on disk (a server that honours seeds would repeat them)
         info = base_info("toxic_prompt_generator", args, model=args.model, **endpoint_info(client),
                          category=args.category, num_toxic_prompts=target, batch_size=BATCH_SIZE, output=str(output_path))
         write_runinfo(output_path, {**info, "complete": False})

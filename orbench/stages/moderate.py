@@ -54,6 +54,14 @@ def cell(verdict: bool | None) -> object:
     return UNPARSED if verdict is None else verdict
 
 
+def revote(rows: list[dict[str, str]], names: Sequence[str], rule: str) -> list[dict[str, str]]:
+    """Decide is_toxic again from the per-moderator columns: rows kept from an earlier run
+    may have been voted under another --vote rule."""
+    for r in rows:
+        r[COL_IS_TOXIC] = cell(vote([{"True": True, "False": False}.get(str(r.get(f"{n}_is_toxic"))) for n in names], rule))
+    return rows
+
+
 def output_names(input_path: str, moderator: str, column: str) -> dict[str, Path]:
     stem = output_stem(input_path)
     tag = f"{moderator}_{column}"
@@ -161,6 +169,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     result = execute(
         jobs=jobs_from_rows(prepared.rows, key_cols), handler=handle, output=output, clients=clients,
         failed_row=failed_row, info=info, desc=f"stage 3 {tag}",
+        transform=(lambda rows: revote(rows, names, args.vote)) if ensemble else None,
     )
     counts = {k: sum(1 for r in result.rows if str(r[COL_IS_TOXIC]) == v)
               for k, v in (("toxic", "True"), ("non_toxic", "False"), ("unparsed", UNPARSED))}

@@ -92,7 +92,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
 
     info = base_info("rewritter", args, model=args.model, **endpoint_info(client), num_rewrites=args.num_rewrites,
                      input_file=str(args.toxic_seed_path), seeds=len(jobs), output=str(output_path),
-                     failed_output=str(failed_path))
+                     failed_output=str(failed_path), skipped_blank=prepared.skipped_blank)
     result = execute(jobs=jobs, handler=handle, output=output, clients=[client], failed_row=failed_row,
                      info=info, desc=f"stage 2 {args.model}", transform=dedupe_exact)
     parsed = result.counts.counters.get("rewrites_parsed", 0)
