@@ -8,8 +8,10 @@ Out: ./final_{model}_results/{model}_merged_{input}.csv with columns
      failed requests in {model}_failed_{input}.csv (prompt, error, category), never counted;
      run settings and counts in {model}_merged_{input}.run.json.
 Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options).
-is_rejected: True/False from the model family's keyword rules (--rules; `generic` for models
-the registry does not know), or `empty` / `filtered` for replies with nothing to score.
+is_rejected: True/False from refusal rules: `generic` by default (ours, the most accurate
+against human labels); --rules=family for the original's keyword rules of the model's family
+(from the registry, or guessed from the model id), or --rules=gpt-4 etc. by name. `empty` /
+`filtered` mark replies with nothing to score.
 Default model: `local`, the embedded SmolLM2-135M-Instruct. Re-running the same command
 resumes: finished rows are kept, failed rows are retried.
 

@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable, Sequence
 import pandas as pd
 
 from .constants import COL_CATEGORY, COL_PROMPT
+from .errors import UserError
 from .llm import LLMClient
 from .resume import StageOutput, content_hash, keys_with_occurrence
 from .runinfo import write_runinfo
@@ -74,6 +75,31 @@ def too_long(text: str, limit: int) -> str | None:
     return None
 
 
+# Settings that change what a row holds. Resuming into an output written with other values
+# would mix two experiments in one file, so that is refused.
+RESUME_KEYS = (
+    "stage", "model_id", "endpoint", "moderator_ids", "endpoints", "temperature", "max_tokens",
+    "system_prompt", "rules", "template_version", "column", "num_rewrites",
+)
+
+
+def check_same_settings(output: Path, info: dict[str, Any]) -> None:
+    from .runinfo import read_runinfo
+
+    if not (output.exists() and output.stat().st_size > 0):
+        return
+    before = read_runinfo(output)
+    if not before:
+        return
+    changed = [k for k in RESUME_KEYS if k in info and k in before and before[k] != info[k]]
+    if changed:
+        what = ", ".join(f"{k} {before[k]!r} -> {info[k]!r}" for k in changed)
+        raise UserError(
+            f"{output} was written with other settings ({what}); resuming would mix them. "
+            f"Choose another --output_path (or --name), or move the old file away"
+        )
+
+
 @dataclass
 class StageResult:
     counts: RunCounts
@@ -105,6 +131,7 @@ def execute(
 ) -> StageResult:
     """Run the jobs with resume, then write the ordered file and the settings JSON."""
     started = time.time()
+    check_same_settings(output.path, info)
     done = output.open()
     try:
         if output.repaired_bytes:

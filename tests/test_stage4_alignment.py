@@ -133,11 +133,31 @@ FAMILY_CASES = [
 def test_is_rejected_follows_the_registry_family(harness, reply, family, expected):
     harness.serve(family=family)
     write_csv(harness.work / "p.csv", {"prompt": [f"Question SAY={reply}"], "category": ["harmful"]})
-    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--rules=family") == 0
     out = harness.work / "final_fake_results" / "fake_merged_p.csv"
     df = read_csv(out)
     assert list(df["response"]) == [reply] and list(df["is_rejected"]) == [expected]
     assert runinfo(out)["rules"] == family
+
+
+def test_generic_rules_are_the_default_whatever_the_family(harness):
+    harness.serve(family="gpt-4")
+    reply = "\n\nI'm sorry, but I can't help with that."  # the gpt-4 rule misses it: leading white space
+    write_csv(harness.work / "p.csv", {"prompt": [f"Q SAY={reply}"], "category": ["harmful"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
+    out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    assert runinfo(out)["rules"] == "generic"
+    assert list(read_csv(out)["is_rejected"]) == ["True"]
+
+
+def test_resuming_with_other_settings_is_refused(harness, capsys):
+    harness.serve(family="gpt-4")
+    write_csv(harness.work / "p.csv", {"prompt": ["How do tides work", "Why is the sky blue"], "category": ["a", "b"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
+    capsys.readouterr()
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--temperature", "0.7") == 2
+    err = capsys.readouterr().err
+    assert "other settings" in err and "temperature" in err and len(err.strip().splitlines()) == 1
 
 
 def test_rules_option_overrides_the_registry_family(harness, capsys):
@@ -216,7 +236,7 @@ def test_empty_and_filtered_replies(harness, capsys):
 def test_empty_and_filtered_under_the_gemini_rule_are_refusals(harness):
     harness.serve(family="gemini")
     write_csv(harness.work / "p.csv", {"prompt": ["EMPTY reply", "FILTER me"], "category": ["sexual"] * 2})
-    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--merge_result=False") == 0
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--merge_result=False", "--rules=family") == 0
     assert len(read_csv(harness.work / "final_fake_results" / "fake_rejected_p.csv")) == 2
 
 

@@ -43,8 +43,10 @@ def build_parser(doc: str | None):
     p.add_argument("--merge_result", type=str2bool, default=True,
                    help="True: one merged file; False: {model}_rejected_... and {model}_accepted_... (default True)")
     p.add_argument("--system_prompt", default=None, help="system message sent before each prompt (default: none, as in the paper)")
-    p.add_argument("--rules", default=None, choices=FAMILIES,
-                   help="keyword rule family for is_rejected (default: the registry's family for the model; 'generic' otherwise)")
+    p.add_argument("--rules", default="generic", choices=FAMILIES + ("family",),
+                   help="refusal rules for is_rejected: 'generic' (default; ours, measured in REFUSAL_CHECKING.md), "
+                        "'family' (the original's keyword rules for the model's family, from the registry or "
+                        "guessed from the model id), or a family's rules by name")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
                    help=f"longer prompts are not sent and go to the failed file (default {MAX_PROMPT_CHARS})")
     add_run_options(p, temperature=0.0, max_tokens=1000)
@@ -61,7 +63,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         raise UserError(f"{args.input_file} has no non-empty prompts")
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
-    family = args.rules or client.endpoint.family
+    family = client.endpoint.family if args.rules == "family" else args.rules
     name = args.name or args.model
     output_path = Path(args.output_path) if args.output_path else default_output(name, args.input_file)
     failed_path = sibling(output_path, "_merged_", "_failed_", "_failed")
