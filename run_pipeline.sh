@@ -11,7 +11,7 @@
 # Every setting is an environment variable or the flag of the same name in lower case
 # (--run_dir, --categories, --seeds_per_category, --prompts_per_set, --generator_model,
 #  --rewriter_model, --moderator_models, --target_model, --judge_model, --safety_prompt,
-#  --hard_k, --max_tokens, --concurrency). Re-running the same command resumes: finished
+#  --hard_k, --max_tokens, --concurrency; REPORT_PREFER=judge|keyword has no flag). Re-running the same command resumes: finished
 # rows and cached replies are reused.
 set -euo pipefail
 
@@ -151,7 +151,13 @@ done
 step "7. report"
 x=hard  # the paper's x axis; the safe set stands in when no hard set could be built
 ls "$RESULTS"/*_merged_or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
-"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper --x "$x"
+# The paper reads hard and toxic results through the judge. The embedded 135M judge seldom
+# writes a readable verdict, so with it the keyword verdicts carry the figure; its judge files
+# are still written (6_judged/) and their unscored counts are in the report's table.
+prefer="${REPORT_PREFER:-judge}"
+[ -z "${REPORT_PREFER:-}" ] && [ "$JUDGE_MODEL" = "local" ] && prefer=keyword
+echo "x axis: $x set; verdicts preferred: $prefer"
+"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper --x "$x" --prefer "$prefer"
 echo
 echo "run folder: $RUN_DIR"
 echo "report:     $REPORT/report.html (table: $REPORT/summary.md, figure: $REPORT/tradeoff.png)"
