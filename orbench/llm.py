@@ -152,7 +152,8 @@ class LLMClient:
                     result = await self._send(messages, settings)
         except TransientError as err:
             self.stats.failed += 1
-            raise CallFailed(f"{err} (gave up after {self.policy.attempts} attempts)") from None
+            raise CallFailed(f"{err} (gave up after {self.policy.attempts} failed attempts or "
+                             f"{self.policy.max_seconds:.0f} s of retrying)") from None
         except RequestError as err:
             self.stats.failed += 1
             raise CallFailed(str(err)) from None

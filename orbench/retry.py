@@ -1,6 +1,8 @@
 """Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop.
 
-- 429 (rate limit): wait what ``Retry-After`` asks (or back off), then retry;
+- 429 (rate limit): wait what ``Retry-After`` asks (or back off), then retry; a 429 does not
+  use up one of the attempts, but a request stops being retried after ORBENCH_MAX_RETRY_SECONDS
+  (default 900 s);
 - 5xx, timeouts, connection errors, garbled replies: exponential backoff with jitter;
 - 400/422: the request itself is bad: fail this row at once;
 - 401/403/404 and exhausted quota: the endpoint will refuse everything: stop the run.
@@ -16,15 +18,16 @@ import random
 from dataclasses import dataclass
 
 import openai
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 
 class TransientError(Exception):
     """Worth another try. ``retry_after`` is the server's requested wait, if any."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, *, rate_limited: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.rate_limited = rate_limited
 
 
 class RequestError(Exception):
@@ -41,6 +44,17 @@ class RetryPolicy:
     backoff_base: float = float(os.environ.get("ORBENCH_BACKOFF_BASE", "1.0"))
     backoff_max: float = 60.0
     max_retry_after: float = float(os.environ.get("ORBENCH_MAX_RETRY_AFTER", "120"))
+    # A 429 says "not now", not "broken": it does not use up an attempt. This bounds how long
+    # one request may keep being rate-limited before it is recorded as failed.
+    max_seconds: float = float(os.environ.get("ORBENCH_MAX_RETRY_SECONDS", "900"))
+
+    def stop(self, state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        hard = getattr(state, "orbench_hard_failures", 0)
+        if not (isinstance(exc, TransientError) and exc.rate_limited):
+            hard += 1
+        state.orbench_hard_failures = hard  # type: ignore[attr-defined]
+        return hard >= self.attempts or state.seconds_since_start >= self.max_seconds
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -56,7 +70,7 @@ class RetryPolicy:
         return AsyncRetrying(
             retry=retry_if_exception(lambda e: isinstance(e, TransientError)),
             wait=self.wait,
-            stop=stop_after_attempt(self.attempts),
+            stop=self.stop,
             reraise=True,
         )
 
@@ -100,7 +114,7 @@ def classify(err: BaseException, where: str) -> Exception:
         if status == 429:
             if "insufficient_quota" in code:
                 return EndpointError(f"{detail}: the account's quota is exhausted")
-            return TransientError(detail, retry_after=_retry_after_seconds(err.response))
+            return TransientError(detail, retry_after=_retry_after_seconds(err.response), rate_limited=True)
         if status in (401, 403):
             return EndpointError(f"{detail}: the API key was refused; check the key for this endpoint")
         if status == 404:
