@@ -67,7 +67,9 @@ async def run_jobs(
         workers = max((c.concurrency * len(c.endpoint.base_urls) for c in clients), default=1)
     workers = max(1, min(workers, len(todo) or 1))
     queue = iter(todo)
-    bar = tqdm(total=len(jobs), initial=counts.skipped_done, desc=desc, unit="row", dynamic_ncols=True, mininterval=0.5)
+    # disable=None: a bar on a terminal; none in logs and pipes, where the summary lines speak.
+    bar = tqdm(total=len(jobs), initial=counts.skipped_done, desc=desc, unit="row", dynamic_ncols=True,
+               mininterval=0.5, disable=None)
     last_postfix = 0.0
 
     def postfix(force: bool = False) -> None:
@@ -97,11 +99,13 @@ async def run_jobs(
     try:
         await asyncio.gather(*tasks)
     except EndpointError as err:
+        bar.leave = False
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise FatalEndpointError(str(err)) from None
     except BaseException:
+        bar.leave = False  # the error line alone should stay on screen
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -136,10 +136,11 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
                          category=args.category, num_toxic_prompts=target, batch_size=BATCH_SIZE, output=str(output_path))
         write_runinfo(output_path, {**info, "complete": False})
         started = time.time()
-        bar = tqdm(total=target, initial=len(start), desc=f"stage 1 {args.category}", unit="prompt", dynamic_ncols=True)
+        bar = tqdm(total=target, initial=len(start), desc=f"stage 1 {args.category}", unit="prompt", dynamic_ncols=True, disable=None)
         try:
             asyncio.run(gen.run(bar))
         except EndpointError as err:
+            bar.leave = False
             raise FatalEndpointError(str(err)) from None
         finally:
             bar.close()

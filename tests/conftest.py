@@ -1,0 +1,180 @@
+"""Shared fixtures: a fake OpenAI server on loopback, an isolated cache, zero backoff, a models
+file pointing at the fake server, and a runner for stage scripts as subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pytest
+
+# Before anything imports orbench.retry: RetryPolicy reads this when its module is imported,
+# and subprocesses inherit it.
+os.environ["ORBENCH_BACKOFF_BASE"] = "0"
+
+from orbench.testing.fake_openai import FakeOpenAIServer  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STAGE4 = REPO_ROOT / "alignment_checker" / "gpt3_4_alignment_checker.py"
+KEY_ENV = "ORBENCH_TEST_KEY"  # the env var the test models file names for its key
+FAKE_MODEL = "fake-model"
+
+# Variables from the developer's shell that would change what a test sees.
+_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_LOCAL_URL", KEY_ENV)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "embedded: starts the embedded llama.cpp model for real (runs by default)")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own cache folder (never ~/.cache) and zero backoff."""
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("ORBENCH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("ORBENCH_BACKOFF_BASE", "0")
+    for name in _SCRUB:
+        monkeypatch.delenv(name, raising=False)
+    return cache_dir
+
+
+@pytest.fixture
+def fake_server():
+    """An in-process fake OpenAI server (echo responder) on 127.0.0.1."""
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def make_server():
+    """Factory for extra fake servers (replicas, a second endpoint); all stopped at the end."""
+    servers: list[FakeOpenAIServer] = []
+
+    def make(**kwargs) -> FakeOpenAIServer:
+        srv = FakeOpenAIServer(**kwargs).start()
+        servers.append(srv)
+        return srv
+
+    yield make
+    for srv in servers:
+        srv.stop()
+
+
+@pytest.fixture
+def write_models(tmp_path: Path) -> Callable[..., Path]:
+    """Write a models TOML naming ``name`` -> the given server(s) / URL(s); returns its path.
+
+    The key comes from $ORBENCH_TEST_KEY (set it with monkeypatch or in a subprocess env).
+    """
+
+    def write(
+        targets,
+        *,
+        name: str = "fake",
+        model: str = FAKE_MODEL,
+        api_key_env: str = KEY_ENV,
+        family: str = "generic",
+        path: Path | None = None,
+        **defaults,
+    ) -> Path:
+        if not isinstance(targets, (list, tuple)):
+            targets = [targets]
+        urls = [t.base_url if isinstance(t, FakeOpenAIServer) else str(t) for t in targets]
+        lines = [
+            f'["{name}"]',
+            f'model = "{model}"',
+            "base_urls = [" + ", ".join(f'"{u}"' for u in urls) + "]",
+            f'api_key_env = "{api_key_env}"',
+            f'family = "{family}"',
+        ]
+        if defaults:
+            lines.append(f'["{name}".defaults]')
+            lines += [f"{k} = {v!r}" for k, v in defaults.items()]
+        out = path or tmp_path / f"models_{name}.toml"
+        with open(out, "a" if path else "w", encoding="utf-8") as fh:  # a given path collects entries
+            fh.write("\n".join(lines) + "\n\n")
+        return out
+
+    return write
+
+
+@pytest.fixture
+def write_prompts(tmp_path: Path) -> Callable[..., Path]:
+    """Write a stage-4 input CSV (prompt, category) and return its path."""
+    import pandas as pd
+
+    def write(prompts: Sequence[str], name: str = "prompts.csv", categories: Sequence[str] | None = None) -> Path:
+        cats = list(categories) if categories is not None else ["harmful"] * len(prompts)
+        path = tmp_path / name
+        pd.DataFrame({"prompt": list(prompts), "category": cats}).to_csv(path, index=False)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def run_stage(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
+    """Run a stage script with this venv's python; returns the CompletedProcess (text mode).
+
+    ``env`` entries are added to the current environment (which already holds the test's
+    cache dir and zero backoff); a value of None removes that variable.
+    """
+
+    def run(
+        script: Path | str,
+        *args: str,
+        env: dict[str, str | None] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(script), *map(str, args)],
+            cwd=cwd or tmp_path,
+            env=subprocess_env(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+def subprocess_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    for k, v in (extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+@pytest.fixture
+def stage4_args(tmp_path: Path) -> Callable[..., list[str]]:
+    """Common stage-4 argument list."""
+
+    def args(
+        models_file: Path,
+        input_file: Path,
+        output: Path | None = None,
+        *,
+        model: str = "fake",
+        concurrency: int = 2,
+        timeout: float = 5,
+        no_cache: bool = True,
+        extra: Sequence[str] = (),
+    ) -> list[str]:
+        out = output or tmp_path / "out" / "fake_merged_prompts.csv"
+        a = [
+            "--model", model, "--input_file", str(input_file), "--output_path", str(out),
+            "--models_file", str(models_file), "--concurrency", str(concurrency), "--timeout", str(timeout),
+        ]
+        if no_cache:
+            a.append("--no_cache")
+        return a + list(extra)
+
+    return args
