@@ -13,12 +13,13 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import pandas as pd
 
-from .constants import COL_CATEGORY, COL_PROMPT
+from .constants import COL_CATEGORY
 from .errors import UserError
 from .llm import LLMClient
 from .resume import StageOutput, content_hash, keys_with_occurrence
 from .runinfo import write_runinfo
 from .runner import Job, Outcome, RunCounts, run_jobs
+from .table_io import read_table
 
 # A prompt longer than this is not sent: it is recorded in the failed file with the reason.
 # 100,000 characters is about 25,000 tokens, past the context of most models we target;
@@ -58,6 +59,19 @@ def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None) -> Prepa
     if skipped:
         warn(f"skipped {skipped} row(s) with an empty {text_column!r}")
     return PreparedRows(rows=rows, skipped_blank=skipped)
+
+
+def load_rows(path: str, required: Sequence[str], text_column: str, limit: int | None,
+              aliases: dict[str, str] | None = None) -> PreparedRows:
+    """Read a stage's input, give it a category column if it has none, take the first
+    ``limit`` rows and drop those with an empty ``text_column``. No usable row: a UserError."""
+    df = read_table(path, required, aliases=aliases)
+    if COL_CATEGORY not in df.columns:
+        df[COL_CATEGORY] = ""
+    prepared = prepare_rows(df, text_column, limit)
+    if not prepared.rows:
+        raise UserError(f"{path} has no non-empty {text_column!r} values")
+    return prepared
 
 
 def jobs_from_rows(rows: Sequence[dict[str, str]], key_columns: Sequence[str]) -> list[Job]:
@@ -200,7 +214,7 @@ def print_failed_note(counts: RunCounts, failed_path: Path) -> None:
 
 
 __all__ = [
-    "COL_CATEGORY", "COL_PROMPT", "MAX_PROMPT_CHARS", "Job", "Outcome", "PreparedRows", "StageResult",
-    "base_info", "endpoint_info", "execute", "jobs_from_rows", "key_function", "prepare_rows",
-    "print_failed_note", "safe_name", "sibling", "too_long", "warn",
+    "MAX_PROMPT_CHARS", "Job", "Outcome", "PreparedRows", "StageResult", "base_info", "endpoint_info",
+    "execute", "jobs_from_rows", "key_function", "load_rows", "prepare_rows", "print_failed_note",
+    "safe_name", "sibling", "too_long", "warn",
 ]

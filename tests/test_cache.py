@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sqlite3
-from pathlib import Path
 
 import pytest
 

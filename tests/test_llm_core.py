@@ -5,10 +5,8 @@ are small and checked by the order of request arrivals, never by wall-clock time
 from __future__ import annotations
 
 import asyncio
-import csv
 import json
 import socket
-from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,6 @@ environment and .env, replicas; and that the key never lands in any file."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 

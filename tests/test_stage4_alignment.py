@@ -213,7 +213,7 @@ def test_a_request_that_keeps_failing_is_retried_then_failed(harness):
     write_csv(harness.work / "p.csv", {"prompt": ["only one"], "category": ["privacy"]})
     assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
     failed = read_csv(harness.work / "final_fake_results" / "fake_failed_p.csv")
-    assert list(failed["prompt"]) == ["only one"] and "6 attempts" in failed["error"][0]
+    assert list(failed["prompt"]) == ["only one"] and "6 failed attempts" in failed["error"][0]
     assert len(chat_requests(srv)) == 6
     assert len(read_csv(harness.work / "final_fake_results" / "fake_merged_p.csv")) == 0
     # a re-run retries the failed row and now succeeds

@@ -8,16 +8,14 @@ from typing import Sequence
 
 from ..cli import add_run_options, make_client, make_parser, open_cache, run_cli, str2bool
 from ..constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE, COL_TYPE, STATUS_EMPTY, STATUS_FILTERED
-from ..errors import UserError
 from ..refusal import FAMILIES, is_rejected_value
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, prepare_rows,
+    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
     print_failed_note, safe_name, sibling, too_long,
 )
 from ..summary import rejection_summary
-from ..table_io import read_table
 from ..llm import CallFailed
 
 COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_RESPONSE, COL_CATEGORY]
@@ -55,12 +53,7 @@ def build_parser(doc: str | None):
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
-    df = read_table(args.input_file, [COL_PROMPT], aliases=INPUT_ALIASES)
-    if COL_CATEGORY not in df.columns:
-        df[COL_CATEGORY] = ""
-    prepared = prepare_rows(df, COL_PROMPT, args.limit)
-    if not prepared.rows:
-        raise UserError(f"{args.input_file} has no non-empty prompts")
+    prepared = load_rows(args.input_file, [COL_PROMPT], COL_PROMPT, args.limit, INPUT_ALIASES)
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
     family = client.endpoint.family if args.rules == "family" else args.rules

@@ -11,18 +11,17 @@ from ..constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_RESPONSE, COL_TYPE,
     REFUSAL_CLASSES, UNSCORED,
 )
-from ..errors import UserError
 from ..llm import CallFailed
 from ..parsing import judge_verdict
 from ..prompts import judge_messages
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, prepare_rows,
+    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
     print_failed_note, safe_name, sibling, too_long,
 )
 from ..summary import rejection_summary
-from ..table_io import output_stem, read_table
+from ..table_io import output_stem
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_RESPONSE, COL_CATEGORY]
@@ -43,12 +42,7 @@ def build_parser(doc: str | None):
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
-    df = read_table(args.input_file, [COL_PROMPT, COL_RESPONSE], aliases={COL_TYPE: COL_CATEGORY})
-    if COL_CATEGORY not in df.columns:
-        df[COL_CATEGORY] = ""
-    prepared = prepare_rows(df, COL_PROMPT, args.limit)
-    if not prepared.rows:
-        raise UserError(f"{args.input_file} has no non-empty prompts")
+    prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY})
     cache = open_cache(args)
     client = make_client(args.check_model, args, cache)
     judge = safe_name(args.check_model)

@@ -18,10 +18,10 @@ from ..prompts import moderator_messages
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, execute, jobs_from_rows, key_function, prepare_rows, print_failed_note,
+    MAX_PROMPT_CHARS, base_info, execute, jobs_from_rows, key_function, load_rows, print_failed_note,
     safe_name, sibling, too_long,
 )
-from ..table_io import output_stem, read_table
+from ..table_io import output_stem
 
 VOTES = ("majority", "unanimous", "any")
 COL_TOXIC_VOTES = "toxic_votes"
@@ -99,12 +99,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         raise UserError(f"--moderator_model lists a model twice: {args.moderator_model}")
     column = args.column
     required = [COL_PROMPT] + ([COL_RESPONSE] if column == COL_RESPONSE else [])
-    df = read_table(args.input_file_path, required)
-    if COL_CATEGORY not in df.columns:
-        df[COL_CATEGORY] = ""
-    prepared = prepare_rows(df, column, args.limit)
-    if not prepared.rows:
-        raise UserError(f"{args.input_file_path} has no non-empty {column!r} values")
+    prepared = load_rows(args.input_file_path, required, column, args.limit)
 
     cache = open_cache(args)
     clients = [make_client(n, args, cache) for n in names]

@@ -8,16 +8,15 @@ from typing import Sequence
 
 from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
 from ..constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
-from ..errors import UserError
 from ..llm import CallFailed
 from ..parsing import prompt_list
 from ..prompts import rewriter_messages
 from ..resume import StageOutput, content_hash
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, prepare_rows, print_failed_note, sibling, too_long, warn,
+    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, load_rows, print_failed_note, sibling, too_long, warn,
 )
-from ..table_io import output_stem, read_table
+from ..table_io import output_stem
 
 COLUMNS = [COL_PROMPT, COL_TOXIC_SEED, COL_CATEGORY]
 FAILED_COLUMNS = [COL_TOXIC_SEED, COL_ERROR, COL_CATEGORY]
@@ -50,18 +49,13 @@ def build_parser(doc: str | None):
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
-    df = read_table(args.toxic_seed_path, [COL_PROMPT], aliases={COL_TOXIC_SEED: COL_PROMPT})
-    if COL_CATEGORY not in df.columns:
-        df[COL_CATEGORY] = ""
-    prepared = prepare_rows(df, COL_PROMPT, args.limit)
+    prepared = load_rows(args.toxic_seed_path, [COL_PROMPT], COL_PROMPT, args.limit, {COL_TOXIC_SEED: COL_PROMPT})
     # One job per distinct seed: a repeated seed would only produce repeated rewrites.
     unique: dict[tuple[str, str], dict[str, str]] = {}
     for r in prepared.rows:
         unique.setdefault((r[COL_PROMPT], r.get(COL_CATEGORY, "")), r)
     if len(unique) < len(prepared.rows):
         warn(f"{len(prepared.rows) - len(unique)} repeated seed(s) rewritten once")
-    if not unique:
-        raise UserError(f"{args.toxic_seed_path} has no non-empty prompts")
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
     output_path = Path(args.output_path or f"{output_stem(args.toxic_seed_path)}_rewrite.csv")
