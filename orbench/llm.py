@@ -92,6 +92,7 @@ class LLMClient:
         self.policy = policy or RetryPolicy()
         self.stats = ClientStats()
         self.send_seed = bool(defaults.get("send_seed", True))
+        self.use_grammar = bool(defaults.get("grammar", False))
         urls = endpoint.base_urls
         if endpoint.is_embedded:
             from .local_server import ensure_local_server
@@ -132,14 +133,20 @@ class LLMClient:
         temperature: float,
         max_tokens: int,
         sample: int = 0,
+        grammar: str | None = None,
     ) -> LLMResult:
         """One chat completion. Raises CallFailed (this request failed for good) or
-        EndpointError (nothing will work at this endpoint: stop the run)."""
+        EndpointError (nothing will work at this endpoint: stop the run).
+
+        ``grammar`` (llama.cpp GBNF) is sent only to endpoints whose registry entry has
+        ``grammar = true``; elsewhere it is ignored."""
         settings: dict[str, Any] = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
         if settings["temperature"] > 0 and self.send_seed:
             # Sample n of a request carries seed n: servers that honour it (vLLM, llama.cpp,
             # OpenAI best-effort) give the same sample again even without our cache.
             settings["seed"] = int(sample)
+        if grammar and self.use_grammar:
+            settings["grammar"] = grammar  # sent in the body as llama.cpp's extension field
         key = self.key_for(messages, settings, sample) if self.cache is not None else ""
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -175,8 +182,10 @@ class LLMClient:
                 if self._fatal is not None:  # a call waiting for a slot must not send after a 401
                     raise self._fatal
                 try:
+                    standard = {k: v for k, v in settings.items() if k != "grammar"}
+                    extra = {"grammar": settings["grammar"]} if "grammar" in settings else None
                     resp = await replica.client.chat.completions.create(
-                        model=self.endpoint.model, messages=messages, **settings
+                        model=self.endpoint.model, messages=messages, extra_body=extra, **standard
                     )
                 except Exception as err:  # sorted into our three classes just below
                     failure = classify(err, self.where)

@@ -13,7 +13,7 @@ from ..constants import (
 )
 from ..llm import CallFailed
 from ..parsing import judge_verdict
-from ..prompts import judge_messages
+from ..prompts import judge_grammar, judge_messages
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
@@ -62,7 +62,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         reason = too_long(prompt + response, args.max_prompt_chars)
         if reason:
             raise CallFailed(reason)
-        res = await client.complete(judge_messages(prompt, response), temperature=args.temperature, max_tokens=args.max_tokens)
+        res = await client.complete(judge_messages(prompt, response), temperature=args.temperature,
+                                    max_tokens=args.max_tokens, grammar=judge_grammar())
         verdict = judge_verdict(res.text) or UNSCORED
         return Outcome(rows=[{**row, COL_ANSWER_CATEGORY: verdict, COL_ANSWER_TYPE_RESPONSE: res.text or ""}],
                        counters={verdict: 1})

@@ -16,7 +16,7 @@ from ..constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
 from ..errors import FatalEndpointError, UserError
 from ..llm import CallFailed, LLMClient
 from ..parsing import prompt_list
-from ..prompts import BATCH_SIZE, generator_messages
+from ..prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
 from ..resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
 from ..retry import EndpointError
 from ..runinfo import write_runinfo
@@ -70,7 +70,8 @@ class Generator:
     async def _one(self, sample: int, n: int, bar: tqdm) -> list[str]:
         try:
             res = await self.client.complete(
-                generator_messages(self.category, n), temperature=self.temperature, max_tokens=self.max_tokens, sample=sample
+                generator_messages(self.category, n), temperature=self.temperature, max_tokens=self.max_tokens, sample=sample,
+                grammar=prompt_list_grammar(n),
             )
         except CallFailed as err:
             self.failed += 1

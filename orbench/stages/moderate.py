@@ -14,7 +14,7 @@ from ..constants import (
 from ..errors import UserError
 from ..llm import CallFailed
 from ..parsing import moderation_choice
-from ..prompts import moderator_messages
+from ..prompts import moderator_grammar, moderator_messages
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
@@ -127,7 +127,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         msgs = moderator_messages(text)
         # All moderators at once: an ensemble costs about one round trip per row.
         results = await asyncio.gather(
-            *(c.complete(msgs, temperature=args.temperature, max_tokens=args.max_tokens) for c in clients)
+            *(c.complete(msgs, temperature=args.temperature, max_tokens=args.max_tokens, grammar=moderator_grammar())
+              for c in clients)
         )
         choices = [moderation_choice(r.text) for r in results]
         verdicts = [verdict_of(c) for c in choices]

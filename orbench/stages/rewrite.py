@@ -10,7 +10,7 @@ from ..cli import add_run_options, make_client, make_parser, open_cache, positiv
 from ..constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
 from ..llm import CallFailed
 from ..parsing import prompt_list
-from ..prompts import rewriter_messages
+from ..prompts import prompt_list_grammar, rewriter_messages
 from ..resume import StageOutput, content_hash
 from ..runner import Job, Outcome
 from ..stage import (
@@ -74,7 +74,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
             raise CallFailed(reason)
         msgs = rewriter_messages(seed, args.num_rewrites)
         for attempt in range(args.parse_attempts):
-            res = await client.complete(msgs, temperature=args.temperature, max_tokens=args.max_tokens, sample=attempt)
+            res = await client.complete(msgs, temperature=args.temperature, max_tokens=args.max_tokens, sample=attempt,
+                                        grammar=prompt_list_grammar(args.num_rewrites))
             items = list(dict.fromkeys(x for x in prompt_list(res.text) if x != seed))[: args.num_rewrites]
             if items:
                 rows = [{COL_PROMPT: x, COL_TOXIC_SEED: seed, COL_CATEGORY: job.row.get(COL_CATEGORY, "")} for x in items]
