@@ -1,0 +1,184 @@
+"""Throughput of stages 4, 3 (a 3-moderator ensemble) and 5 against the fake server, side by
+side with the two reference loops in benchmarks/loops.py.
+
+    python benchmarks/bench_stages.py --stage 4 [--repeats 3] [--latency 0.2]
+
+Every arm is a whole command run as a subprocess and timed from start to exit (imports and
+start-up included, as a user sees it); the in-process time is reported too (the stage's
+``seconds`` from its .run.json, the loops' own clock). Stages run with ``--no_cache``, so
+every row is a request. Arms are interleaved within each repeat, so that load from other
+processes falls on all of them alike; figures are medians over the repeats, and a ratio is
+the median of the ratios measured within the same repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import (  # noqa: E402
+    MODERATORS, PYTHON, TARGET, describe_machine, wait_for_quiet, fake_server, last_json_line, machine, make_rows, median,
+    models_toml, run_timed, save_results, write_csv,
+)
+
+CONCURRENCIES = (1, 16, 64)
+ROWS = 2000
+ROWS_AT_1 = 200  # 2,000 rows one at a time would take 400 s per arm at 200 ms
+
+# Per stage: the loops' request kind, the loops' model ids, and the stage command.
+STAGES = {
+    "4": {"kind": "alignment", "models": ["fake-model"], "responses": False},
+    "3": {"kind": "moderate", "models": list(MODERATORS), "responses": False},
+    "5": {"kind": "judge", "models": ["fake-model"], "responses": True},
+}
+
+
+def stage_argv(stage: str, inp: Path, out: Path, models_file: Path, concurrency: int, limit: int,
+               moderators: list[str] | None = None) -> list[str]:
+    common = ["--models_file", str(models_file), "--concurrency", str(concurrency), "--no_cache",
+              "--limit", str(limit), "--output_path", str(out)]
+    if stage == "4":
+        return [PYTHON, "alignment_checker/gpt3_4_alignment_checker.py", "--model", TARGET, "--input_file", str(inp), *common]
+    if stage == "3":
+        return [PYTHON, "moderator/moderate_only.py", "--moderator_model", ",".join(moderators or MODERATORS),
+                "--input_file_path", str(inp), "--column", "prompt", *common]
+    if stage == "5":
+        return [PYTHON, "response_checker/check_response.py", "--check_model", TARGET, "--input_file", str(inp), *common]
+    raise ValueError(stage)
+
+
+def run_stage(stage: str, srv, inp: Path, tmp: Path, models_file: Path, concurrency: int, limit: int,
+              moderators: list[str] | None = None) -> dict:
+    folder = Path(tempfile.mkdtemp(dir=tmp))  # a new output every time: nothing to resume
+    out = folder / "bench_merged_input.csv"
+    server_cpu = srv.cpu_s()
+    t = run_timed(stage_argv(stage, inp, out, models_file, concurrency, limit, moderators)).ok()
+    info = json.loads(out.with_name(out.stem + ".run.json").read_text())
+    if info["rows_done"] != limit or info.get("rows_failed"):
+        raise RuntimeError(f"stage {stage} did {info['rows_done']} rows with {info.get('rows_failed')} failed")
+    if info.get("unparsed_replies") or info.get("unscored"):  # the responder must speak the protocol
+        raise RuntimeError(f"stage {stage} could not parse some replies: {info}")
+    shutil.rmtree(folder)
+    return {"rows": limit, "requests": info["requests"], "wall_s": t.wall_s, "inproc_s": info["seconds"],
+            "cpu_s": t.cpu_s, "load1": t.load1, "peak_rss_mb": t.peak_rss_mb, "server_cpu_s": srv.cpu_s() - server_cpu}
+
+
+def run_loop(loop: str, srv, spec: dict, inp: Path, tmp: Path, concurrency: int, limit: int) -> dict:
+    server_cpu = srv.cpu_s()
+    t = run_timed([PYTHON, "benchmarks/loops.py", loop, "--base_url", srv.base_url, "--models",
+                   ",".join(spec["models"]), "--kind", spec["kind"], "--input", str(inp), "--output",
+                   str(tmp / f"{loop}.csv"), "--concurrency", str(concurrency), "--limit", str(limit)]).ok()
+    own = last_json_line(t.stdout)
+    return {"rows": own["rows"], "requests": own["requests"], "wall_s": t.wall_s, "inproc_s": own["seconds"],
+            "cpu_s": t.cpu_s, "load1": t.load1, "peak_rss_mb": t.peak_rss_mb, "server_cpu_s": srv.cpu_s() - server_cpu}
+
+
+def rate(arm: dict, clock: str = "wall_s") -> float:
+    return arm["rows"] / arm[clock]
+
+
+def run(stage: str, *, repeats: int = 3, latency: float = 0.2, concurrencies=CONCURRENCIES,
+        rows: int = ROWS, rows_at_1: int = ROWS_AT_1, sequential_rows: int = ROWS_AT_1, max_load: float | None = None,
+        log=print) -> dict:
+    spec = STAGES[stage]
+    mach = machine()
+    log(f"stage {stage} throughput on {describe_machine(mach)}; fake server latency {latency * 1000:.0f} ms")
+    repeat_runs = []
+    with tempfile.TemporaryDirectory(prefix=f"orbench-bench-s{stage}-") as tmpdir, fake_server(latency) as srv:
+        tmp = Path(tmpdir)
+        inp = write_csv(tmp / "input.csv", make_rows(max(rows, rows_at_1, sequential_rows), with_response=spec["responses"]))
+        mf = models_toml(tmp / "models.toml", srv.base_url)
+        for rep in range(repeats):
+            wait_for_quiet(max_load, log=log)
+            arms: dict[str, dict] = {}
+            arms["sequential"] = run_loop("sequential", srv, spec, inp, tmp, 1, sequential_rows)
+            log(f"  [{rep + 1}/{repeats}] sequential: {rate(arms['sequential']):7.1f} rows/s")
+            for c in concurrencies:
+                n = rows_at_1 if c == 1 else rows
+                arms[f"bare_c{c}"] = run_loop("bare", srv, spec, inp, tmp, c, n)
+                arms[f"stage_c{c}"] = run_stage(stage, srv, inp, tmp, mf, c, n)
+                line = (f"  [{rep + 1}/{repeats}] c={c:<3d} bare {rate(arms[f'bare_c{c}']):7.1f} rows/s, "
+                        f"stage {rate(arms[f'stage_c{c}']):7.1f} rows/s")
+                if stage == "3":  # the same stage with one moderator: what does the ensemble cost?
+                    arms[f"single_c{c}"] = run_stage(stage, srv, inp, tmp, mf, c, n, moderators=[MODERATORS[0]])
+                    line += f", one moderator {rate(arms[f'single_c{c}']):7.1f} rows/s"
+                log(line)
+            repeat_runs.append(arms)
+    result = {"section": f"stage{stage}", "machine": mach, "latency_s": latency, "repeats": repeats,
+              "median_load1": median([a["load1"] for r in repeat_runs for a in r.values()]),
+              "rows": rows, "rows_at_1": rows_at_1, "sequential_rows": sequential_rows,
+              "models": spec["models"], "runs": repeat_runs, "summary": summarize(repeat_runs, concurrencies, stage)}
+    save_results(f"stage{stage}", result)
+    return result
+
+
+def summarize(repeat_runs: list[dict], concurrencies, stage: str) -> dict:
+    def med(arm: str, clock: str = "wall_s") -> float:
+        return median([rate(r[arm], clock) for r in repeat_runs])
+
+    def med_ratio(a: str, b: str, clock: str = "wall_s") -> float:
+        return median([rate(r[a], clock) / rate(r[b], clock) for r in repeat_runs])
+
+    out = {"sequential_rows_per_s": med("sequential"), "sequential_rows_per_s_inproc": med("sequential", "inproc_s")}
+    for c in concurrencies:
+        s = {
+            "bare_rows_per_s": med(f"bare_c{c}"), "bare_rows_per_s_inproc": med(f"bare_c{c}", "inproc_s"),
+            "stage_rows_per_s": med(f"stage_c{c}"), "stage_rows_per_s_inproc": med(f"stage_c{c}", "inproc_s"),
+            "stage_vs_bare": med_ratio(f"stage_c{c}", f"bare_c{c}"),
+            "stage_vs_bare_inproc": med_ratio(f"stage_c{c}", f"bare_c{c}", "inproc_s"),
+            "stage_vs_sequential": med_ratio(f"stage_c{c}", "sequential"),
+            "stage_cpu_ms_per_request": median([r[f"stage_c{c}"]["cpu_s"] / r[f"stage_c{c}"]["requests"] * 1000 for r in repeat_runs]),
+            "bare_cpu_ms_per_request": median([r[f"bare_c{c}"]["cpu_s"] / r[f"bare_c{c}"]["requests"] * 1000 for r in repeat_runs]),
+        }
+        if stage == "3":
+            s["single_rows_per_s"] = med(f"single_c{c}")
+            s["ensemble_vs_single"] = med_ratio(f"stage_c{c}", f"single_c{c}")
+        out[f"c{c}"] = s
+    return out
+
+
+def markdown(result: dict) -> str:
+    s = result["summary"]
+    stage = result["section"].removeprefix("stage")
+    lines = [
+        f"| concurrency | sequential loop rows/s | bare AsyncOpenAI rows/s | stage rows/s | stage / bare (target >= 0.85) "
+        f"| stage / sequential{' (target >= 40 at 64)' if stage == '4' else ''} | stage / bare, in-process |"
+        + (" one moderator rows/s | ensemble / one |" if stage == "3" else ""),
+        "|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if stage == "3" else ""),
+    ]
+    for key, c in ((k, int(k[1:])) for k in s if k.startswith("c") and k[1:].isdigit()):
+        r = s[key]
+        met = "met" if r["stage_vs_bare"] >= 0.85 else "**missed**"
+        row = (f"| {c} | {s['sequential_rows_per_s']:.2f} | {r['bare_rows_per_s']:.1f} | {r['stage_rows_per_s']:.1f} "
+               f"| {r['stage_vs_bare']:.2f} ({met}) | {r['stage_vs_sequential']:.1f}x | {r['stage_vs_bare_inproc']:.2f} |")
+        if stage == "3":
+            row += f" {r['single_rows_per_s']:.1f} | {r['ensemble_vs_single']:.2f} |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--stage", choices=sorted(STAGES), required=True)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--latency", type=float, default=0.2, help="fake server latency in seconds (default 0.2)")
+    p.add_argument("--concurrency", default=",".join(map(str, CONCURRENCIES)), help="comma-separated (default 1,16,64)")
+    p.add_argument("--rows", type=int, default=ROWS, help=f"rows at concurrency > 1 (default {ROWS})")
+    p.add_argument("--rows_at_1", type=int, default=ROWS_AT_1, help=f"rows at concurrency 1 and for the sequential loop (default {ROWS_AT_1})")
+    p.add_argument("--max_load", type=float, default=None, help="before each repeat, wait until the 1-min load average is below this")
+    args = p.parse_args(argv)
+    result = run(args.stage, repeats=args.repeats, latency=args.latency,
+                 concurrencies=tuple(int(c) for c in args.concurrency.split(",")),
+                 rows=args.rows, rows_at_1=args.rows_at_1, sequential_rows=args.rows_at_1, max_load=args.max_load)
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
