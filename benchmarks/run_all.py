@@ -80,7 +80,9 @@ def report(section: str) -> str:
     if section == "local":
         return head + bench_local.markdown_tokens(r) + f"\nmedian of {r['repeats']} runs, max_tokens {r['max_tokens']}\n"
     if section == "pipeline":
-        lines = [f"`{r['command']}`: {r['wall_s']:.0f} s wall, exit {r['returncode']}", "",
+        walls = ", ".join(f"{w:.0f}" for w in r.get("walls_s", [r["wall_s"]]))
+        lines = [f"`{r['command']}`: median {r['wall_s']:.0f} s wall of {r.get('repeats', 1)} run(s) ({walls} s), "
+                 f"exit {r['returncode']}; the run nearest the median, by output folder:", "",
                  "| folder | commands | rows written | requests | cached replies | completion tokens | seconds (sum of .run.json) |",
                  "|---|---:|---:|---:|---:|---:|---:|"]
         for folder, a in r.get("per_folder", {}).items():
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "local":
                 bench_local.run_tokens(repeats=args.repeats, max_load=args.max_load)
             elif section == "pipeline":
-                bench_local.run_pipeline(max_load=args.max_load)
+                bench_local.run_pipeline(repeats=args.repeats, max_load=args.max_load)
     print()
     for section in sections:
         print(report(section))
