@@ -67,6 +67,8 @@ def report(section: str) -> str:
     head = (f"## {section}\nmachine: {describe_machine(r['machine'])}; {r['machine']['date']}; "
             f"code {r['machine'].get('commit', '?')}\n")
     if section.startswith("stage"):
+        concurrencies = [int(k[1:]) for k in r["summary"] if k.startswith("c") and k[1:].isdigit()]
+        r["summary"] = bench_stages.summarize(r["runs"], concurrencies, section[-1])  # figures added since the run
         s4 = r["summary"].get("c64", {})
         extra = (f"\nmedian of {r['repeats']} runs; {r['rows']} rows at concurrency > 1, {r['rows_at_1']} at 1 and "
                  f"for the sequential loop; latency {r['latency_s'] * 1000:.0f} ms; median load average "
