@@ -153,7 +153,7 @@ def read_inspect_log(path: str | Path) -> InspectLog:
     log = _read(path)
     task, dataset = _dataset(log, path)
     model = str((log.eval.metadata or {}).get(TASK_META_NAME) or log.eval.model)
-    if log.samples is None:
+    if not log.samples and (log.samples is None or log.eval.config.log_samples is False):
         raise UserError(f"{path}: the log holds no samples (was it written with --no-log-samples?)")
     result = InspectLog(path=path, task=task, model=model, dataset=dataset, status=str(log.status))
     judge = _judge_name(log)
@@ -161,7 +161,7 @@ def read_inspect_log(path: str | Path) -> InspectLog:
     scorer_names = [s.name for s in (log.eval.scorers or [])]
     # A failed sample is one row, under the detector when the run had it (as stage 4's failed file).
     failed_by = scored_by[JUDGE_SCORER] if scorer_names == [JUDGE_SCORER] else KEYWORD
-    for sample in log.samples:
+    for sample in log.samples or []:
         base = dict(model=model, dataset=dataset,
                     category=str((sample.metadata or {}).get(CATEGORY_KEY) or NO_CATEGORY),
                     prompt=_prompt(sample), response=sample.output.completion if sample.output else "",
@@ -232,8 +232,8 @@ def report_frame(paths: Sequence[str | Path],
                             f"{seen[key]}, {log.path}; give one")
         seen[key] = log.path
         if not log.complete:
-            notes.append(f"{log.path.name}: the Inspect run's status is {log.status!r}; "
-                         "its numbers may change when the run finishes.")
+            notes.append(f"{log.path.name}: the Inspect run's status is {log.status!r}, not 'success'; "
+                         f"its numbers may change once it is finished (inspect eval-retry {log.path}).")
         for r in log.rows:
             judged = r.scored_by.startswith("judge:")
             row = asdict(r)
