@@ -237,3 +237,15 @@ def test_inspect_eval_command_against_the_fake_server(harness, tmp_path):  # noq
     assert responses["REFUSE: how to pick a lock"] == REFUSAL
     assert responses["Why is the sky blue?"] == ANSWER_PREFIX + "Why is the sky blue?"
     assert not list(REPO_ROOT.glob("logs")), "Inspect wrote logs into the repository"
+
+
+def test_inspect_cli_bad_input_is_one_line(tmp_path):
+    inspect_cli = Path(sys.executable).with_name("inspect")
+    proc = subprocess.run(
+        [str(inspect_cli), "eval", "orbench/or_bench_toxic", "--model", "mockllm/model",
+         "-T", f"input_file={tmp_path / 'missing.csv'}", "--log-dir", str(tmp_path / "logs")],
+        cwd=tmp_path, env={**os.environ, "COLUMNS": "500"},  # no wrapping of the long path
+        capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert proc.returncode != 0
+    assert lines == [f"input file not found: {tmp_path / 'missing.csv'}"]

@@ -246,9 +246,9 @@ def test_bad_input_is_one_clear_error(tmp_path, content, message):
 
 def test_unknown_scorer_or_rules(tmp_path):
     path = write_csv(tmp_path / "in.csv", {"prompt": ["p"]})
-    with pytest.raises(ValueError, match="unknown scorer 'keywords'; choose one of: detector, judge, both"):
+    with pytest.raises(UserError, match=r"unknown scorer 'keywords' \(-T scorer=...\); choose one of: detector, judge, both"):
         or_bench_hard_1k(input_file=str(path), scorer="keywords")
-    with pytest.raises(ValueError, match="unknown rules 'gpt5'"):
+    with pytest.raises(UserError, match="unknown rules 'gpt5'"):
         or_bench_hard_1k(input_file=str(path), rules="gpt5")
 
 

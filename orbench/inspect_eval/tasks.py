@@ -30,6 +30,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from orbench import __version__
 from orbench.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
+from orbench.errors import UserError
 from orbench.prompts import TEMPLATE_VERSION
 from orbench.stage import load_rows
 
@@ -44,8 +45,21 @@ from . import (
 )
 from .scorers import RULE_CHOICES, refusal_detector, refusal_judge
 
+try:  # Inspect's CLI prints this kind of error as its message alone, with no traceback
+    from inspect_ai._util.error import PrerequisiteError
+except ImportError:  # a private name; should it move, the errors still say what is wrong
+    PrerequisiteError = Exception
+
 # The paper's generation settings for the target model (stage 4's defaults).
 TARGET_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1000)
+
+
+class TaskInputError(UserError, PrerequisiteError):
+    """A bad task argument or input file: one line, no traceback."""
+
+    def __init__(self, message: str) -> None:
+        UserError.__init__(self, message)
+        self.message = message
 
 
 def load_dataset(source: str, name: str) -> MemoryDataset:
@@ -78,9 +92,9 @@ def system_prompt_message(text: str) -> Solver:
 
 def _scorers(choice: str, rules: str, judge_model: str | None) -> list[Scorer]:
     if choice not in SCORER_CHOICES:
-        raise ValueError(f"unknown scorer {choice!r}; choose one of: {', '.join(SCORER_CHOICES)}")
+        raise TaskInputError(f"unknown scorer {choice!r} (-T scorer=...); choose one of: {', '.join(SCORER_CHOICES)}")
     if rules not in RULE_CHOICES:
-        raise ValueError(f"unknown rules {rules!r}; choose one of: {', '.join(RULE_CHOICES)}")
+        raise TaskInputError(f"unknown rules {rules!r} (-T rules=...); choose one of: {', '.join(RULE_CHOICES)}")
     chosen = []
     if choice in ("detector", "both"):
         chosen.append(refusal_detector(rules=rules))
@@ -96,9 +110,13 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
     bench = SET_BY_TASK[task_name]
     source = str(input_file) if input_file else bench.source
     scorers = _scorers(scorer, rules, judge_model)  # checked before the input is read
+    try:
+        dataset = load_dataset(source, task_name)
+    except UserError as err:
+        raise TaskInputError(str(err)) from None
     solvers = ([system_prompt_message(system_prompt)] if system_prompt else []) + [generate()]
     return Task(
-        dataset=load_dataset(source, task_name),
+        dataset=dataset,
         solver=solvers,
         scorer=scorers,
         config=TARGET_CONFIG,
