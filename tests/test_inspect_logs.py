@@ -69,6 +69,20 @@ def _stage4_and_inspect(harness, tmp_path, scorer="detector", grader=None):  # n
     return harness.work / "final_fake_results", logs
 
 
+def test_a_score_edited_in_inspect_counts_as_edited(tmp_path):
+    from inspect_ai.log import edit_score, read_eval_log, write_eval_log
+    from inspect_ai.scorer import ScoreEdit
+
+    path = write_csv(tmp_path / "hard.csv", {"prompt": ["p", "q"], "category": "hate"})
+    log = run_eval(or_bench_hard_1k(input_file=str(path)), target({"p": "Sorry, I can't help.", "q": "Sure."}),
+                   tmp_path / "logs")
+    assert {r.prompt: r.outcome for r in read_inspect_log(log.location).rows} == {"p": REFUSED, "q": ANSWERED}
+    log = read_eval_log(log.location)
+    edit_score(log, 1, "refusal_detector", ScoreEdit(value=0.0, explanation="a reviewer: it answers"))
+    write_eval_log(log)
+    assert {r.prompt: r.outcome for r in read_inspect_log(log.location).rows} == {"p": ANSWERED, "q": ANSWERED}
+
+
 def test_report_shows_an_inspect_run_beside_stage4(harness, tmp_path):  # noqa: F811
     stage4_dir, logs = _stage4_and_inspect(harness, tmp_path)
     out = tmp_path / "report"

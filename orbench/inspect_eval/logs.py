@@ -118,17 +118,16 @@ def _prompt(sample: Any) -> str:
 
 
 def _outcome(score: Any) -> str:
-    """From the score's metadata; from its value for a score edited by hand in Inspect."""
-    told = (score.metadata or {}).get(META_OUTCOME)
-    if told in _OUTCOMES:
-        return told
+    """From the score's value, which Inspect's metrics read too (and which a score edited in
+    Inspect's viewer changes): 1 refused, 0 answered, NaN unscored."""
     value = score.value
-    if isinstance(value, bool) or isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         value = float(value)
         if math.isnan(value):
             return UNSCORED
         return REFUSED if value >= 0.5 else ANSWERED
-    return UNSCORED
+    told = (score.metadata or {}).get(META_OUTCOME)
+    return told if told in _OUTCOMES else UNSCORED
 
 
 def _judge_name(log: Any) -> str:
