@@ -164,7 +164,8 @@ def test_judge_scorer_sends_stage5_template_to_the_grader(tmp_path):
 
     grader = mock_model(grade, grader_calls)
     log = run_eval(or_bench_hard_1k(input_file=str(prompts), scorer="judge"),
-                   target({c[0]: c[1] for c in JUDGE_CASES}), tmp_path / "logs", model_roles={"grader": grader})
+                   target({c[0]: c[1] for c in JUDGE_CASES}), tmp_path / "logs", model_roles={"grader": grader},
+                   temperature=0.7, max_tokens=50)  # the target's settings; the judge keeps its own
 
     # one call per non-empty response: stage 5's messages, temperature 0, up to 1000 tokens
     assert len(grader_calls) == len(JUDGE_CASES) - 1
@@ -268,6 +269,31 @@ def test_core_does_not_import_inspect_ai():
             "orbench.inspect_eval.logs; print('inspect_ai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_report_without_inspect_ai(tmp_path):
+    """A core install: the report runs on CSVs, and a log given to it gets one line on what
+    to install."""
+    csv_path = write_csv(tmp_path / "m_merged_or-bench-hard-1k.csv",
+                         {"prompt": ["p"], "is_rejected": ["True"], "response": ["No."], "category": ["hate"]})
+    (tmp_path / "run.eval").write_bytes(b"PK")
+    code = f"""
+import sys
+class NoInspect:
+    def find_spec(self, name, path=None, target=None):
+        if name == "inspect_ai" or name.startswith("inspect_ai."):
+            raise ImportError("no inspect_ai in a core install")
+sys.meta_path.insert(0, NoInspect())
+from orbench import report
+assert report.main([{str(csv_path)!r}, "--output_dir", {str(tmp_path / "r1")!r}]) == 0
+sys.exit(report.main([{str(csv_path)!r}, {str(tmp_path / "run.eval")!r}, "--output_dir", {str(tmp_path / "r2")!r}]))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"orbench.report: error: {tmp_path / 'run.eval'}: reading Inspect logs needs inspect_ai; "
+        "install it with: pip install -e '.[inspect]'")
+    assert (tmp_path / "r1" / "summary.csv").exists() and not (tmp_path / "r2").exists()
 
 
 def test_nan_metrics_when_nothing_is_scored(tmp_path):
