@@ -99,6 +99,7 @@ def test_report_shows_an_inspect_run_beside_stage4(harness, tmp_path):  # noqa: 
     pd.testing.assert_frame_equal(mine, theirs)
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "inspect-mock" in html
+    assert "inspect-mock" in (out / "tradeoff.svg").read_text(encoding="utf-8")  # a point of the figure
 
 
 def test_report_takes_the_judge_or_the_detector_from_one_log(harness, tmp_path):  # noqa: F811
