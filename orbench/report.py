@@ -16,6 +16,10 @@ where {stem} is the stem of the stage-4 file the judge read. A `.run.json` besid
 names the model (stage 4: `model`; stage 5: `target_model` and `check_model`); without one
 the model comes from the file name.
 
+Inspect logs (`.eval`) of the OR-Bench tasks (orbench/inspect_eval/) are read too, named or
+found in folders: the detector's verdicts count as keyword verdicts, the judge's as judge
+verdicts, and the model is Inspect's model name (or the task's `-T name=...`).
+
 Which dataset a file belongs to: the input-file part of its name (never the model or
 judge part), lower-cased, must contain exactly one of `hard` (Hard-1K), `toxic` (Toxic),
 or `80k` / `safe` (the 80K safe set). `--hard/--toxic/--safe FILES` or
@@ -73,6 +77,9 @@ from orbench.constants import (  # noqa: E402
     DIRECT_ANSWER,
     REFUSAL_CLASSES,
 )
+from orbench.errors import UserError  # noqa: E402
+from orbench.inspect_eval.logs import report_frame as inspect_report_frame  # noqa: E402
+from orbench.inspect_eval.logs import split_inspect_inputs  # noqa: E402
 from orbench.stats import SpearmanResult, quadratic_fit, spearman, wilson_interval  # noqa: E402
 
 DATASETS: tuple[str, ...] = ("safe", "hard", "toxic")
@@ -552,12 +559,20 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     inputs = list(inputs)
     if not inputs and not compare_paper:
         raise ReportError("no input files: give result files or folders, or --compare_paper")
+    inputs, inspect_logs = split_inspect_inputs(inputs)
     files = scan_inputs(inputs, datasets) if inputs else []
     results = read_results(files)
+    notes = []
+    if inspect_logs:  # Inspect runs of our tasks (orbench/inspect_eval/logs.py)
+        try:
+            rows, log_notes = inspect_report_frame(inspect_logs, zip(results["model"], results["dataset"]))
+        except UserError as exc:
+            raise ReportError(str(exc)) from None
+        results = pd.concat([results, rows], ignore_index=True)
+        notes += log_notes
     selected = select_verdicts(results, prefer=prefer, judge=judge)
     summary = summarize(selected, x=x)
     categories = category_table(selected, list(summary["model"]))
-    notes = []
     for f in files:
         if f.complete is False:
             notes.append(f"{f.path.name}: its run.json says the run is not complete; "
@@ -1185,7 +1200,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m orbench.report",
         description="Tables, figures and one HTML page from stage-4/stage-5 result CSVs.")
-    p.add_argument("inputs", nargs="*", help="result CSV files or folders holding them")
+    p.add_argument("inputs", nargs="*", help="result CSV files, Inspect .eval logs, or folders holding them")
     p.add_argument("--output_dir", required=True, help="folder to write the report into")
     for ds in DATASETS:
         p.add_argument(f"--{ds}", nargs="+", action="extend", default=[], metavar="FILE",
