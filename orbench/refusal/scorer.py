@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 from orbench.errors import UserError
 
-from .features import FIRST, RULES_REFUSED, REASON_PREFIX, Reading, read
+from .features import FIRST, PAIR_TOKENS, REASON_PREFIX, RULES_REFUSED, Reading, read
 from .verdict import Verdict
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
@@ -55,10 +55,11 @@ class Model:
         # The same weights, split into tables keyed the way `Reading` holds them.
         self._rules: dict[str, float] = {}
         self._reasons: dict[str, float] = {}
-        self._words: dict[str, float] = {}
-        self._pairs: dict[tuple[str, str], float] = {}
-        self._first: dict[str, float] = {}
-        self._first_pairs: dict[tuple[str, str], float] = {}
+        # Words are looked up as UTF-8 bytes, the form `read` gives them in.
+        self._words: dict[bytes, float] = {}
+        self._pairs: dict[tuple[bytes, bytes], float] = {}
+        self._first: dict[bytes, float] = {}
+        self._first_pairs: dict[tuple[bytes, bytes], float] = {}
         self._refused = self.weights.get(RULES_REFUSED, 0.0)
         for key, weight in self.weights.items():
             if key.startswith(REASON_PREFIX):
@@ -66,16 +67,16 @@ class Model:
             elif ":" in key:
                 self._rules[key] = weight
             elif key.startswith(FIRST):
-                words = key[len(FIRST) :].split(" ")
+                words = key[len(FIRST) :].encode().split(b" ")
                 if len(words) == 1:
                     self._first[words[0]] = weight
                 else:
                     self._first_pairs[(words[0], words[1])] = weight
             elif " " in key:
-                a, b = key.split(" ")
+                a, b = key.encode().split(b" ")
                 self._pairs[(a, b)] = weight
             else:
-                self._words[key] = weight
+                self._words[key.encode()] = weight
 
     # ---- scoring
 
@@ -91,7 +92,7 @@ class Model:
             z += sum(map(self._words.get, tokens, _ZEROS))
             z += self._first.get(tokens[0], 0.0)
             if len(tokens) > 1:
-                z += sum(map(self._pairs.get, zip(tokens, tokens[1:]), _ZEROS))
+                z += sum(map(self._pairs.get, zip(tokens, tokens[1:PAIR_TOKENS]), _ZEROS))
                 z += self._first_pairs.get((tokens[0], tokens[1]), 0.0)
         return z
 

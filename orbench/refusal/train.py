@@ -5,10 +5,10 @@
 
 What is fitted, all with numpy and nothing random:
 1. the vocabulary: word features seen in at least `min_count` training responses;
-2. the weights: L2-regularised logistic regression (refusal = 1) by L-BFGS from
-   zero, with light regularisation on the rules' findings and stronger on
-   words, so that words correct the rules rather than replace them;
-3. the calibration: a two-parameter logistic fit of the verdicts on
+2. the weights: L2-regularised logistic regression (refusal = 1) by L-BFGS,
+   with light regularisation on the rules' findings and stronger on words, so
+   that words correct the rules rather than replace them;
+3. the strength of the word regularisation, from a small grid, and the calibration: a two-parameter logistic fit of the verdicts on
    out-of-part logits (each part of the pool scored by weights trained
    without it), so that the score is calibrated for models and sources the
    weights have not seen, which is how it is used.
@@ -30,15 +30,21 @@ from typing import Sequence
 import numpy as np
 
 from orbench.cli import run_cli
+from orbench.errors import UserError
 
 from .features import feature_keys, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
 from .scorer import WEIGHTS_FILE, Model
 
 
+# Candidate strengths of the word features' regularisation. Which one is used
+# is chosen by leave-one-part-out within the training data (see `train`).
+L2_WORDS_GRID: tuple[float, ...] = (3e-3, 1e-2, 3e-2)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    l2_words: float = 1e-2  # per word feature, on the mean log-loss
+    l2_words: tuple[float, ...] = L2_WORDS_GRID  # per word feature, on the mean log-loss
     l2_rules: float = 1e-4  # per rule / shape feature
     min_count: int = 3  # a word feature must occur in this many training responses
     max_iter: int = 1000
@@ -134,8 +140,11 @@ def lbfgs(fun, x0: np.ndarray, max_iter: int, tolerance: float, memory: int = 10
     return x
 
 
-def fit_logistic(exs: Sequence[Example], config: TrainConfig) -> tuple[float, dict[str, float]]:
-    """Bias and weights by feature name."""
+def fit_logistic(
+    exs: Sequence[Example], config: TrainConfig, l2_words: float, start: Model | None = None
+) -> tuple[float, dict[str, float]]:
+    """Bias and weights by feature name. `start` (weights of a related fit)
+    only shortens the search: the optimum is the same."""
     seen: Counter[str] = Counter()
     for ex in exs:
         seen.update(set(ex.keys))
@@ -144,7 +153,7 @@ def fit_logistic(exs: Sequence[Example], config: TrainConfig) -> tuple[float, di
     rows, cols, vals = _design(exs, vocab)
     n, d = len(exs), len(names)
     y = np.array([1.0 if ex.refusal else 0.0 for ex in exs])
-    l2 = np.array([config.l2_rules if _is_rule_key(k) else config.l2_words for k in names])
+    l2 = np.array([config.l2_rules if _is_rule_key(k) else l2_words for k in names])
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = theta[:-1], theta[-1]
@@ -154,7 +163,11 @@ def fit_logistic(exs: Sequence[Example], config: TrainConfig) -> tuple[float, di
         grad_w = np.bincount(cols, weights=vals * r[rows], minlength=d) + l2 * w
         return loss, np.append(grad_w, r.sum())
 
-    theta = lbfgs(objective, np.zeros(d + 1), config.max_iter, config.tolerance)
+    theta = np.zeros(d + 1)
+    if start is not None:
+        theta[:-1] = [start.weights.get(name, 0.0) for name in names]
+        theta[-1] = start.bias
+    theta = lbfgs(objective, theta, config.max_iter, config.tolerance)
     return float(theta[-1]), {name: float(w) for name, w in zip(names, theta[:-1])}
 
 
@@ -177,8 +190,8 @@ def fit_calibration(logits: np.ndarray, refusal: np.ndarray) -> tuple[float, flo
 # --------------------------------------------------------------------------
 
 
-def _raw_model(exs: Sequence[Example], config: TrainConfig) -> Model:
-    bias, weights = fit_logistic(exs, config)
+def _raw_model(exs: Sequence[Example], config: TrainConfig, l2_words: float, start: Model | None = None) -> Model:
+    bias, weights = fit_logistic(exs, config, l2_words, start)
     return Model(bias, weights)
 
 
@@ -186,28 +199,63 @@ def logit_of_keys(model: Model, keys: Sequence[str]) -> float:
     return model.bias + sum(model.weights.get(k, 0.0) for k in keys)
 
 
-def out_of_part_logits(exs: Sequence[Example], config: TrainConfig) -> np.ndarray:
+def out_of_part_logits(exs: Sequence[Example], config: TrainConfig, l2_words: float, start: Model) -> np.ndarray:
     """Each part's logits from weights trained on the other parts."""
     logits = np.zeros(len(exs))
     for part in dict.fromkeys(ex.part for ex in exs):
-        inside = [ex for ex in exs if ex.part != part]
-        model = _raw_model(inside, config)
+        model = _raw_model([ex for ex in exs if ex.part != part], config, l2_words, start)
         for i, ex in enumerate(exs):
             if ex.part == part:
                 logits[i] = logit_of_keys(model, ex.keys)
     return logits
 
 
+def row_log_loss(scores: np.ndarray, refusal: np.ndarray) -> np.ndarray:
+    p = np.clip(scores, 1e-12, 1 - 1e-12)
+    return -np.where(refusal, np.log(p), np.log(1 - p))
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
 def train(exs: Sequence[Example], config: TrainConfig = TrainConfig()) -> Model:
-    """Weights from all of `exs`, calibrated on out-of-part logits."""
+    """Weights from all of `exs`, with the word regularisation and the
+    calibration chosen on out-of-part logits.
+
+    For each candidate strength (weakest first), each part is scored by
+    weights trained on the other parts and a calibration is fitted to those
+    logits. The candidate kept is the strongest whose calibrated log-loss is
+    within one standard error of the lowest (the usual "one-standard-error
+    rule": the CV minimum flatters the candidate that fits the validation
+    noise, and a simpler model within the noise generalises at least as well).
+    The standard error is that of the per-response difference from the best.
+    With a single part there is nothing to hold out: the first candidate is
+    used, uncalibrated."""
     parts = list(dict.fromkeys(ex.part for ex in exs))
-    model = _raw_model(exs, config)
-    if len(parts) >= 2:
-        refusal = np.array([ex.refusal for ex in exs])
-        model.scale, model.shift = fit_calibration(out_of_part_logits(exs, config), refusal)
+    refusal = np.array([ex.refusal for ex in exs])
+    candidates: list[tuple[float, Model, np.ndarray]] = []  # (l2, calibrated model, per-row loss)
+    start: Model | None = None
+    for l2_words in sorted(config.l2_words):
+        model = _raw_model(exs, config, l2_words, start)
+        start = model
+        if len(parts) < 2:
+            candidates.append((l2_words, model, np.zeros(1)))
+            break
+        logits = out_of_part_logits(exs, config, l2_words, model)
+        model.scale, model.shift = fit_calibration(logits, refusal)
+        candidates.append((l2_words, model, row_log_loss(sigmoid(model.scale * logits + model.shift), refusal)))
+    best = min(candidates, key=lambda c: float(c[2].mean()))
+    l2_words, model, _ = best
+    for l2, cand, losses in candidates:  # strongest last: keep the last one within the noise
+        diff = losses - best[2]
+        if float(diff.mean()) <= float(diff.std()) / np.sqrt(len(diff)):
+            l2_words, model = l2, cand
     counts = Counter((ex.part, ex.refusal) for ex in exs)
     model.training = {
-        "config": asdict(config),
+        "config": {**asdict(config), "l2_words": sorted(config.l2_words)},
+        "l2_words_chosen": l2_words,
+        "out_of_part_log_loss": {repr(l2): round(float(losses.mean()), 5) for l2, _, losses in candidates},
         "features": len(model.weights),
         "parts": {p: {"refusals": counts[(p, True)], "answers": counts[(p, False)]} for p in parts},
     }
@@ -234,7 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pool_dir", default=None, help="the pool folder (default: $ORBENCH_POOL_DIR, else ../shared/data)")
     parser.add_argument("--pool_config", type=Path, default=DEFAULT_CONFIG, help="sources and label maps (TOML)")
     parser.add_argument("--output", type=Path, default=WEIGHTS_FILE, help=f"default: the package's {WEIGHTS_FILE.name}")
-    parser.add_argument("--l2_words", type=float, default=TrainConfig.l2_words)
+    parser.add_argument("--l2_words", default=",".join(map(str, L2_WORDS_GRID)),
+                        help="candidate word regularisation strengths, comma-separated (one: no choice)")
     parser.add_argument("--l2_rules", type=float, default=TrainConfig.l2_rules)
     parser.add_argument("--min_count", type=int, default=TrainConfig.min_count)
     return parser
@@ -242,7 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    config = TrainConfig(l2_words=args.l2_words, l2_rules=args.l2_rules, min_count=args.min_count)
+    try:
+        grid = tuple(float(v) for v in args.l2_words.split(","))
+    except ValueError:
+        raise UserError(f"--l2_words must be numbers separated by commas, not {args.l2_words!r}") from None
+    config = TrainConfig(l2_words=grid, l2_rules=args.l2_rules, min_count=args.min_count)
     exs = examples(load_pool(args.pool_dir, args.pool_config))
     model = train(exs, config)
     write_model(model, args.output)
