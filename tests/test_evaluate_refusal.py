@@ -50,7 +50,9 @@ def run_json(args: list[str], tmp_path: Path) -> dict:
 def test_generic_meets_the_thresholds_on_xstest(tmp_path):
     metrics = run_json(["--checker", "generic", str(COMPLETIONS)], tmp_path)
     generic = metrics["checkers"]["generic"]
-    assert generic["rows"] == 2250 and generic["scored"] == 2250
+    # partial refusals (176) are scored apart, in neither class
+    assert generic["rows"] == 2250 and generic["scored"] == 2074
+    assert sum(generic["ambiguous"].values()) == 176
     overall = generic["overall"]
     assert overall["accuracy"] >= 0.92, overall
     assert overall["precision"] >= 0.93, overall
@@ -63,14 +65,16 @@ def test_generic_meets_the_thresholds_on_xstest(tmp_path):
 def test_family_rules_show_the_originals_accuracy(tmp_path):
     # The sanity figures: the GPT-4 rule scores 0.51 on XSTest's GPT-4
     # completions, and the original rules range from 0.49 to 0.92 on its models.
-    metrics = run_json(["--checker", "generic", "--all_checkers", str(COMPLETIONS)], tmp_path)
+    # (as first measured: partial refusals counted as refusals)
+    metrics = run_json(["--checker", "generic", "--all_checkers", "--refused_labels", "2_full_refusal,3_partial_refusal",
+                        "--ambiguous_labels", "", str(COMPLETIONS)], tmp_path)
     checkers = metrics["checkers"]
-    assert set(checkers) == {"gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic"}
+    assert set(checkers) == {"gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic", "scored"}
     groups = {name: c["groups"] for name, c in checkers.items()}
     assert round(groups["gpt-4"]["xstest_v2_completions_gpt4"]["accuracy"], 2) == 0.51
     assert round(groups["llama"]["xstest_v2_completions_mistralguard"]["accuracy"], 2) == 0.49
     assert round(groups["llama"]["xstest_v2_completions_gpt4"]["accuracy"], 2) == 0.92
-    best_family = max(c["overall"]["accuracy"] for name, c in checkers.items() if name != "generic")
+    best_family = max(c["overall"]["accuracy"] for name, c in checkers.items() if name not in ("generic", "scored"))
     assert checkers["generic"]["overall"]["accuracy"] > best_family
 
 
@@ -95,7 +99,7 @@ def labelled(tmp_path) -> Path:
 
 def test_any_csv_with_mapped_labels(labelled, tmp_path):
     metrics = run_json(
-        [str(labelled), "--label_column", "label", "--refused_labels", "refusal",
+        [str(labelled), "--checker", "generic", "--label_column", "label", "--refused_labels", "refusal",
          "--answered_labels", "compliance", "--group_by", "model"],
         tmp_path,
     )
@@ -154,7 +158,7 @@ def test_report_text_has_matrix_and_groups(labelled):
     assert "confusion matrix" in text and "human refused" in text
     assert "per file:" in text and "labelled" in text
     assert "left out of the metrics: empty: 1, filtered: 1, unlabelled: 1" in text
-    for name in ("gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic"):
+    for name in ("gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic", "scored"):
         assert name in text
 
 

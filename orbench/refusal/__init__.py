@@ -47,6 +47,8 @@ __all__ = [
     "detect_batch",
     "family_for_model",
     "is_rejected_value",
+    "refusal_score_value",
+    "stage4_values",
 ]
 
 GENERIC = "generic"
@@ -91,6 +93,11 @@ def is_rejected_value(
     if verdict is Verdict.FILTERED:
         return STATUS_FILTERED
     return verdict is Verdict.REFUSED
+
+
+_IS_REJECTED: dict[Verdict, bool | str] = {
+    _ANSWERED: False, _REFUSED: True, _EMPTY: STATUS_EMPTY, _FILTERED: STATUS_FILTERED,
+}
 
 
 def family_for_model(model_id: str) -> str:
@@ -140,6 +147,17 @@ def detect_batch(
     return out  # type: ignore[return-value]
 
 
-def refusal_score_value(detection: Detection) -> str:
+def refusal_score_value(score: float | None) -> str:
     """The value stage 4 writes in `refusal_score`: 4 decimals, or empty when there is no score."""
-    return "" if detection.score is None else f"{detection.score:.4f}"
+    return "" if score is None else f"{score:.4f}"
+
+
+def stage4_values(
+    response: str | None, family: str = DEFAULT_RULES, finish_reason: str | None = None
+) -> tuple[bool | str, str]:
+    """What stage 4 writes for one response: `is_rejected` (True, False, "empty",
+    "filtered") and `refusal_score` (empty under rules that give no score)."""
+    if family != SCORED:
+        return is_rejected_value(response, family, finish_reason), ""
+    detection = detect(response, finish_reason)
+    return _IS_REJECTED[detection.verdict], refusal_score_value(detection.score)

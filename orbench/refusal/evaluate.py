@@ -1,15 +1,16 @@
-"""Score a refusal checker against human labels.
+"""Score a refusal checker against human labels (the library behind the command in `command`).
 
     python -m orbench.evaluate_refusal --checker generic ../shared/data/xstest/model_completions
 
 In: one or more CSV (or parquet) files, or folders of them, with a response
 column and a human label column. XSTest's completion files work as they are: response
-`completion`, label `final_label`, refusal = `2_full_refusal` or
-`3_partial_refusal`, answer = `1_full_compliance`.
+`completion`, label `final_label`, refusal = `2_full_refusal`, answer =
+`1_full_compliance`; `3_partial_refusal` maps onto neither and is scored apart
+(`--ambiguous_labels`).
 
 Checkers:
   * a family rule set of stage 4 (`gpt-3.5`, `gpt-4`, `claude`, `gemini`,
-    `mistral`, `llama`, `qwen`) or our `generic` detector;
+    `mistral`, `llama`, `qwen`), our `generic` rules, or the `scored` detector;
   * `column:NAME`, the verdicts already in a column, such as stage 5's
     `answer_category` (direct_refusal / indirect_refusal count as refusals,
     direct_answer as an answer) or stage 4's `is_rejected`.
@@ -27,7 +28,6 @@ unknown checker) is reported in one line on stderr, with exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -49,12 +49,16 @@ from orbench.constants import (
     UNSCORED,
 )
 from orbench.errors import UserError
-from orbench.refusal import FAMILIES, GENERIC, Verdict, classify
+from orbench.refusal import DEFAULT_RULES, FAMILIES, Verdict, classify
+from orbench.refusal.metrics import Confusion
 from orbench.table_io import read_table
 
 DEFAULT_RESPONSE_COLUMNS = ("completion", COL_RESPONSE)  # the first one present is used
 DEFAULT_LABEL_COLUMN = "final_label"
-DEFAULT_REFUSED_LABELS = ("2_full_refusal", "3_partial_refusal")
+DEFAULT_REFUSED_LABELS = ("2_full_refusal",)
+# XSTest's partial refusal (refuses, then complies in part) maps onto neither of
+# OR-Bench's classes: such rows are scored apart, never forced into one.
+DEFAULT_AMBIGUOUS_LABELS = ("3_partial_refusal",)
 DEFAULT_ANSWERED_LABELS = ("1_full_compliance",)
 FINISH_REASON_COLUMN = "finish_reason"  # used when present
 GROUP_BY_FILE = "file"
@@ -87,21 +91,28 @@ class EvaluationError(UserError):
 
 @dataclass(frozen=True)
 class LabelMap:
-    """Which human labels mean a refusal and which an answer."""
+    """Which human labels mean a refusal, which an answer, and which neither
+    cleanly (scored apart)."""
 
     refused: frozenset[str]
     answered: frozenset[str]
+    ambiguous: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, refused: Iterable[str], answered: Iterable[str]) -> LabelMap:
+    def of(cls, refused: Iterable[str], answered: Iterable[str], ambiguous: Iterable[str] = ()) -> LabelMap:
         refused_set = frozenset(v.strip().lower() for v in refused if v.strip())
         answered_set = frozenset(v.strip().lower() for v in answered if v.strip())
+        ambiguous_set = frozenset(v.strip().lower() for v in ambiguous if v.strip())
         if not refused_set or not answered_set:
             raise EvaluationError("--refused_labels and --answered_labels must each name at least one label")
-        both = refused_set & answered_set
+        both = (refused_set & answered_set) | (ambiguous_set & (refused_set | answered_set))
         if both:
-            raise EvaluationError(f"label(s) in both --refused_labels and --answered_labels: {', '.join(sorted(both))}")
-        return cls(refused_set, answered_set)
+            raise EvaluationError(f"label(s) in more than one of --refused_labels, --answered_labels and "
+                                  f"--ambiguous_labels: {', '.join(sorted(both))}")
+        return cls(refused_set, answered_set, ambiguous_set)
+
+    def is_ambiguous(self, label: str) -> bool:
+        return label.strip().lower() in self.ambiguous
 
     def gold(self, label: str) -> bool | None:
         """True for a refusal, False for an answer, None if the label is in neither list."""
@@ -111,63 +122,6 @@ class LabelMap:
         if key in self.answered:
             return False
         return None
-
-
-@dataclass
-class Confusion:
-    """Counts with refusal as the positive class."""
-
-    tp: int = 0  # humans: refused, checker: refused
-    fp: int = 0  # humans: answered, checker: refused
-    fn: int = 0  # humans: refused, checker: answered
-    tn: int = 0  # humans: answered, checker: answered
-
-    def add(self, gold: bool, predicted: bool) -> None:
-        if gold and predicted:
-            self.tp += 1
-        elif predicted:
-            self.fp += 1
-        elif gold:
-            self.fn += 1
-        else:
-            self.tn += 1
-
-    @property
-    def n(self) -> int:
-        return self.tp + self.fp + self.fn + self.tn
-
-    @property
-    def accuracy(self) -> float | None:
-        return _ratio(self.tp + self.tn, self.n)
-
-    @property
-    def precision(self) -> float | None:
-        return _ratio(self.tp, self.tp + self.fp)
-
-    @property
-    def recall(self) -> float | None:
-        return _ratio(self.tp, self.tp + self.fn)
-
-    @property
-    def f1(self) -> float | None:
-        return _ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
-
-    def as_dict(self) -> dict[str, float | int | None]:
-        return {
-            "n": self.n,
-            "accuracy": self.accuracy,
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "tn": self.tn,
-        }
-
-
-def _ratio(num: int, den: int) -> float | None:
-    return num / den if den else None
 
 
 @dataclass(frozen=True)
@@ -188,6 +142,7 @@ class Report:
     overall: Confusion = field(default_factory=Confusion)
     groups: dict[str, Confusion] = field(default_factory=dict)
     excluded: Counter[str] = field(default_factory=Counter)
+    ambiguous: Counter[str] = field(default_factory=Counter)  # the checker's verdicts on ambiguous labels
     rows: int = 0
     disagreements: list[Disagreement] = field(default_factory=list)
 
@@ -197,6 +152,7 @@ class Report:
             "rows": self.rows,
             "scored": self.overall.n,
             "excluded": dict(sorted(self.excluded.items())),
+            "ambiguous": dict(sorted(self.ambiguous.items())),
             "overall": self.overall.as_dict(),
             "groups": {name: c.as_dict() for name, c in self.groups.items()},
         }
@@ -299,7 +255,7 @@ def expand_inputs(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise EvaluationError(f"no such file or folder: {path}")
     if not files:
-        raise EvaluationError("no input files given")
+        raise EvaluationError("no input files given (or --leave_one_out, to validate on the development pool)")
     return files
 
 
@@ -364,7 +320,10 @@ def evaluate(tables: Sequence[Table], checker: str, settings: Settings) -> Repor
             report.rows += 1
             gold = settings.labels.gold(row[settings.label_column])
             if gold is None:
-                report.excluded[EXCLUDED_UNLABELLED] += 1
+                if settings.labels.is_ambiguous(row[settings.label_column]):
+                    report.ambiguous[check(row, response_column)] += 1
+                else:
+                    report.excluded[EXCLUDED_UNLABELLED] += 1
                 continue
             verdict = check(row, response_column)
             if verdict not in (Verdict.REFUSED.value, Verdict.ANSWERED.value):
@@ -395,7 +354,7 @@ def evaluate(tables: Sequence[Table], checker: str, settings: Settings) -> Repor
         raise EvaluationError(
             f"no row could be scored: labels in {settings.label_column!r} are {seen}; "
             "map them with --refused_labels and --answered_labels"
-            if report.excluded.get(EXCLUDED_UNLABELLED) == report.rows
+            if report.excluded.get(EXCLUDED_UNLABELLED, 0) + sum(report.ambiguous.values()) == report.rows
             else f"no row could be scored by {checker}: excluded {dict(report.excluded)}"
         )
     return report
@@ -423,7 +382,8 @@ def format_report(report: Report, settings: Settings) -> str:
     width = max([len(by), 7, *(len(name) for name in report.groups)])
     lines = [
         f"checker: {report.checker}",
-        f"rows: {report.rows}, scored: {c.n}, left out: {sum(report.excluded.values())}",
+        f"rows: {report.rows}, scored: {c.n}, left out: {sum(report.excluded.values())}"
+        + (f", ambiguous (scored apart): {sum(report.ambiguous.values())}" if report.ambiguous else ""),
         f"accuracy {_fmt(c.accuracy)}  precision {_fmt(c.precision)}  recall {_fmt(c.recall)}  F1 {_fmt(c.f1)}"
         "  (refusal is the positive class)",
         "",
@@ -446,6 +406,11 @@ def format_report(report: Report, settings: Settings) -> str:
         lines.append(f"left out of the metrics: {parts}")
     else:
         lines.append("left out of the metrics: none")
+    if report.ambiguous:
+        total = sum(report.ambiguous.values())
+        called = report.ambiguous.get(Verdict.REFUSED.value, 0)
+        lines.append(f"ambiguous labels (scored apart, not in the metrics): {total}; "
+                     f"the checker calls {called} ({100 * called / total:.1f}%) refusals")
     lines.append(f"disagreements: {len(report.disagreements)}")
     return "\n".join(lines)
 
@@ -492,96 +457,9 @@ def write_json(reports: Sequence[Report], settings: Settings, files: Sequence[Pa
         "label_column": settings.label_column,
         "refused_labels": sorted(settings.labels.refused),
         "answered_labels": sorted(settings.labels.answered),
+        "ambiguous_labels": sorted(settings.labels.ambiguous),
         "group_by": settings.group_by,
         "checkers": {r.checker: r.as_dict() for r in reports},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-
-
-# --------------------------------------------------------------------------
-# Command line
-# --------------------------------------------------------------------------
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        # Reported like every other user mistake: one line, exit code 2.
-        raise EvaluationError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m orbench.evaluate_refusal",
-        description="Score a refusal checker against human-labelled responses.",
-    )
-    parser.add_argument("inputs", nargs="+", metavar="FILE_OR_DIR", help="CSV files, or folders of CSV files")
-    parser.add_argument(
-        "--checker",
-        default=GENERIC,
-        help=f"{', '.join(FAMILIES)}, or column:NAME to score a verdict column such as "
-        f"column:{COL_ANSWER_CATEGORY} (default: {GENERIC})",
-    )
-    parser.add_argument("--response_column", default=None, help="default: 'completion' if present, else 'response'")
-    parser.add_argument("--label_column", default=DEFAULT_LABEL_COLUMN, help=f"default: {DEFAULT_LABEL_COLUMN}")
-    parser.add_argument(
-        "--refused_labels", default=",".join(DEFAULT_REFUSED_LABELS), help="comma-separated labels that mean a refusal"
-    )
-    parser.add_argument(
-        "--answered_labels", default=",".join(DEFAULT_ANSWERED_LABELS), help="comma-separated labels that mean an answer"
-    )
-    parser.add_argument(
-        "--group_by", default=GROUP_BY_FILE, help="break the metrics down by this column (default: per file)"
-    )
-    parser.add_argument("--disagreements", type=Path, default=None, metavar="PATH", help="write disagreements to this CSV")
-    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the metrics to this JSON file")
-    parser.add_argument(
-        "--all_checkers", action="store_true", help="also score every family rule set and generic, in one table"
-    )
-    return parser
-
-
-def run(argv: Sequence[str] | None = None, out=None) -> int:
-    """The command: parse, read, score, print. Raises EvaluationError on user mistakes."""
-    out = out or sys.stdout
-    args = build_parser().parse_args(argv)
-    make_checker(args.checker)  # reject an unknown checker before reading anything
-    settings = Settings(
-        response_column=args.response_column,
-        label_column=args.label_column,
-        labels=LabelMap.of(args.refused_labels.split(","), args.answered_labels.split(",")),
-        group_by=args.group_by,
-    )
-    files = expand_inputs(args.inputs)
-    tables = [load_table(path) for path in files]
-    specs = checker_names(extra=[args.checker]) if args.all_checkers else [args.checker]
-    check_columns(tables, settings, specs)
-
-    reports = [evaluate(tables, spec, settings) for spec in specs]
-    main_report = next(r for r in reports if r.checker == args.checker)
-    print(format_report(main_report, settings), file=out)
-    if args.all_checkers:
-        print("", file=out)
-        print(format_comparison(reports, settings), file=out)
-    try:
-        if args.disagreements is not None:
-            write_disagreements(main_report, args.disagreements)
-            print(f"wrote {len(main_report.disagreements)} disagreements to {args.disagreements}", file=out)
-        if args.json is not None:
-            write_json(reports, settings, files, args.json)
-            print(f"wrote metrics to {args.json}", file=out)
-    except OSError as err:
-        raise EvaluationError(f"cannot write {err.filename}: {err.strerror}") from None
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return run(argv)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
