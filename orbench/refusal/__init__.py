@@ -30,6 +30,7 @@ from orbench.constants import STATUS_EMPTY, STATUS_FILTERED
 
 from .families import FAMILY_RULES
 from .families import family_for_model as _family_for_model
+from .features import has_text
 from .generic import generic_refuses
 from .scorer import Detection, Model, default_model, score_batch
 from .verdict import FILTER_FINISH_REASONS, Verdict, is_filtered
@@ -115,7 +116,7 @@ def detect(response: str | None, finish_reason: str | None = None, model: Model 
     """
     if finish_reason and is_filtered(finish_reason):
         return Detection(_FILTERED, None)
-    if not response or not _HAS_WORD.search(response):
+    if not has_text(response):
         return Detection(_EMPTY, None)
     model = model or default_model()
     score = model.score(response)
@@ -137,7 +138,7 @@ def detect_batch(
     for i, (response, reason) in enumerate(zip(responses, reasons)):
         if reason and is_filtered(reason):
             out[i] = Detection(_FILTERED, None)
-        elif not response or not _HAS_WORD.search(response):
+        elif not has_text(response):
             out[i] = Detection(_EMPTY, None)
         else:
             todo.append(i)

@@ -34,6 +34,11 @@ CUE_CODE = "cue:code"  # a code block
 LENGTH_CUES: tuple[str, ...] = ("len:<150", "len:<400", "len:<1000", "len:1000+")
 
 
+def has_text(response: str | None) -> bool:
+    """Whether there is anything to judge: a letter or a digit (not only markup)."""
+    return bool(response) and any(ch.isalnum() for ch in response)  # type: ignore[union-attr]
+
+
 class Reading(NamedTuple):
     reason: str  # the generic rules' reason, or the soft rule that fired
     refused: bool  # the rules' verdict

@@ -26,10 +26,10 @@ from typing import Any
 from tqdm import tqdm
 
 from . import GENERIC, Verdict, classify
-from .features import feature_keys, read
+from .features import feature_keys, has_text, read
 from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, ratio, reliability
 from .pool import AMBIGUOUS, REFUSAL, PoolRow, parts
-from .train import Example, TrainConfig, has_text, logit_of_keys, train
+from .train import Example, TrainConfig, logit_of_keys, train
 
 # The issue's targets, on held-out figures (issue 11, part 4).
 XSTEST_PREFIX = "xstest/"

@@ -32,7 +32,7 @@ import numpy as np
 from orbench.cli import run_cli
 from orbench.errors import UserError
 
-from .features import feature_keys, read
+from .features import feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
 from .scorer import WEIGHTS_FILE, Model
 
@@ -58,10 +58,6 @@ class Example:
     part: str
     keys: tuple[str, ...]
     refusal: bool
-
-
-def has_text(response: str) -> bool:
-    return any(ch.isalnum() for ch in response)
 
 
 def examples(rows: Sequence[PoolRow]) -> list[Example]:
