@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sources, files and label maps (TOML; default: the package's pool.toml)")
     loo.add_argument("--uncertain", type=int, default=12, metavar="N",
                      help="print the N held-out rows with the most uncertain scores (default 12)")
+    loo.add_argument("--scores", type=Path, default=None, metavar="PATH",
+                     help="write every row's held-out score and verdict to this CSV, for reading")
+    loo.add_argument("--l2_words", default=None, metavar="L2[,L2...]",
+                     help="candidate regularisation strengths of the word features, as in training "
+                     "(default: the trainer's grid; one value fixes it)")
     return parser
 
 
@@ -104,22 +109,35 @@ def _write_json(payload: object, path: Path) -> None:
 
 
 def run_leave_one_out(args: argparse.Namespace, out) -> int:
-    from .loo import format_loo, leave_one_out, loo_json
+    from .loo import format_loo, leave_one_out, loo_json, write_scores
     from .pool import load_pool
+    from .train import TrainConfig
 
     if args.inputs:
         raise EvaluationError("--leave_one_out reads the pool (--pool_dir, --pool_config), not input files")
     if args.uncertain < 0:
         raise EvaluationError("--uncertain must be 0 or more")
-    rows = load_pool(args.pool_dir, args.pool_config)
-    result = leave_one_out(rows, progress=True)
-    print(format_loo(result, args.uncertain), file=out)
-    if args.json is not None:
+    config = TrainConfig()
+    if args.l2_words is not None:
         try:
+            grid = tuple(float(v) for v in args.l2_words.split(","))
+        except ValueError:
+            raise EvaluationError(f"--l2_words must be numbers separated by commas, not {args.l2_words!r}") from None
+        if not grid or min(grid) <= 0:
+            raise EvaluationError("--l2_words must be positive")
+        config = TrainConfig(l2_words=grid)
+    rows = load_pool(args.pool_dir, args.pool_config)
+    result = leave_one_out(rows, config, progress=True)
+    print(format_loo(result, args.uncertain), file=out)
+    try:
+        if args.scores is not None:
+            write_scores(result, args.scores)
+            print(f"wrote {len(result.held_out)} held-out scores to {args.scores}", file=out)
+        if args.json is not None:
             _write_json(loo_json(result, args.uncertain), args.json)
-        except OSError as err:
-            raise EvaluationError(f"cannot write {err.filename}: {err.strerror}") from None
-        print(f"wrote metrics to {args.json}", file=out)
+            print(f"wrote metrics to {args.json}", file=out)
+    except OSError as err:
+        raise EvaluationError(f"cannot write {err.filename}: {err.strerror}") from None
     return 0
 
 

@@ -18,8 +18,10 @@ they are called is reported apart.
 
 from __future__ import annotations
 
+import csv
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,3 +274,19 @@ def loo_json(result: LooResult, uncertain: int = 12) -> dict[str, Any]:
             for s in most_uncertain(result, uncertain)
         ],
     }
+
+
+SCORE_COLUMNS = ("part", "file", "row", "label", "gold", "score", "verdict", "prompt", "response")
+
+
+def write_scores(result: LooResult, path: Path) -> None:
+    """One CSV row per pool row: its held-out score and verdict ("" when it has no text)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SCORE_COLUMNS)
+        for s in result.held_out:
+            verdict = "" if s.refused is None else (Verdict.REFUSED.value if s.refused else Verdict.ANSWERED.value)
+            score = "" if s.score is None else f"{s.score:.4f}"
+            r = s.row
+            writer.writerow([r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response])
