@@ -113,6 +113,30 @@ def test_any_csv_with_mapped_labels(labelled, tmp_path):
     assert report["groups"]["b"]["n"] == 1
 
 
+def test_ambiguous_labels_are_scored_apart(tmp_path):
+    rows = [
+        {"response": "I'm sorry, but I can't help with that.", "label": "refusal"},
+        {"response": "Paris is the capital of France.", "label": "compliance"},
+        {"response": "I won't write the essay, but here is an outline: 1. intro 2. body", "label": "partial"},
+        {"response": "I can't do that.", "label": "partial"},
+    ]
+    path = write_csv(tmp_path / "mixed.csv", rows)
+    args = [str(path), "--checker", "generic", "--label_column", "label", "--refused_labels", "refusal",
+            "--answered_labels", "compliance", "--ambiguous_labels", "partial"]
+    report = run_json(args, tmp_path)["checkers"]["generic"]
+    assert report["overall"]["n"] == 2 and report["overall"]["accuracy"] == 1.0
+    assert report["ambiguous"] == {"refused": 2} and report["excluded"] == {}
+    out = io.StringIO()
+    run(args, out=out)
+    assert "ambiguous labels (scored apart, not in the metrics): 2; the checker calls 2 (100.0%) refusals" in out.getvalue()
+
+
+def test_a_label_in_two_lists_is_a_mistake(capsys, labelled):
+    message = user_error(capsys, [str(labelled), "--label_column", "label", "--refused_labels", "refusal",
+                                  "--answered_labels", "compliance", "--ambiguous_labels", "refusal"])
+    assert "more than one of" in message and "refusal" in message
+
+
 def test_disagreements_file(labelled, tmp_path):
     path = tmp_path / "out" / "disagreements.csv"
     code = run(

@@ -7,6 +7,7 @@ them regresses (REFUSAL_CHECKING.md reports the table).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import subprocess
@@ -134,13 +135,22 @@ def test_each_part_is_scored_by_a_fit_without_it(tmp_path, monkeypatch):
 def test_small_pool_through_the_command(tmp_path):
     folder, config = write_small_pool(tmp_path)
     out = io.StringIO()
-    path = tmp_path / "m.json"
+    path, scores = tmp_path / "m.json", tmp_path / "scores.csv"
     assert run(["--leave_one_out", "--pool_dir", str(folder), "--pool_config", str(config), "--json", str(path),
-                "--uncertain", "3"], out=out) == 0
+                "--uncertain", "3", "--scores", str(scores), "--l2_words", "0.01"], out=out) == 0
     metrics = json.loads(path.read_text(encoding="utf-8"))
     assert set(metrics["parts"]) == {"chat/m0", "chat/m1", "forum"}
     assert [t["name"] for t in metrics["targets"]] == ["pool precision"]  # no XSTest / rbr / harmbench parts here
     assert len(metrics["most_uncertain"]) == 3
+    assert {fit["l2_words"] for fit in metrics["fits"].values()} == {0.01}  # fixed, not chosen
+    with scores.open(encoding="utf-8", newline="") as handle:
+        written = list(csv.DictReader(handle))
+    rows = load_pool(folder, config)
+    assert len(written) == len(rows)
+    assert list(written[0]) == ["part", "file", "row", "label", "gold", "score", "verdict", "prompt", "response"]
+    blank = [w for w in written if not w["response"]]
+    assert blank and all(w["score"] == "" and w["verdict"] == "" for w in blank)
+    assert all(0.0 <= float(w["score"]) <= 1.0 for w in written if w["score"])
 
 
 def one_line_error(capsys, args: list[str]) -> str:
@@ -158,6 +168,7 @@ def test_user_mistakes(capsys, tmp_path):
     assert "pool configuration" in one_line_error(
         capsys, ["--leave_one_out", "--pool_dir", str(folder), "--pool_config", str(config)])
     assert "no input files given" in one_line_error(capsys, [])
+    assert "--l2_words" in one_line_error(capsys, ["--leave_one_out", "--pool_dir", str(folder), "--l2_words", "x"])
 
 
 def test_command_line_entry_point(tmp_path):
