@@ -4,6 +4,7 @@ really have (the public OR-Bench CSV and parquet files, XSTest's prompt file).""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -152,6 +153,22 @@ def test_scored_detection_is_the_default_whatever_the_family(harness):
     assert runinfo(out)["rules"] == "scored"
     df = read_csv(out)
     assert list(df["is_rejected"]) == ["True"] and float(df["refusal_score"][0]) >= 0.5
+
+
+def test_a_run_records_the_weights_and_is_not_resumed_with_others(harness, capsys):
+    harness.serve()
+    write_csv(harness.work / "p.csv", {"prompt": ["How do tides work", "Why is the sky blue"], "category": ["a", "b"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--limit", "1") == 0
+    out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    info_path = out.with_name(out.stem + ".run.json")
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    assert info["refusal_weights"].startswith("sha256:")
+    info["refusal_weights"] = "sha256:retrained"  # as if the detector had been retrained since
+    info_path.write_text(json.dumps(info), encoding="utf-8")
+    capsys.readouterr()
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 2
+    err = capsys.readouterr().err
+    assert "refusal_weights" in err and len(err.strip().splitlines()) == 1
 
 
 def test_generic_rules_stay_selectable_and_give_no_score(harness):

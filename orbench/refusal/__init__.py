@@ -49,6 +49,7 @@ __all__ = [
     "family_for_model",
     "is_rejected_value",
     "refusal_score_value",
+    "run_settings",
     "stage4_values",
 ]
 
@@ -151,6 +152,12 @@ def detect_batch(
 def refusal_score_value(score: float | None) -> str:
     """The value stage 4 writes in `refusal_score`: 4 decimals, or empty when there is no score."""
     return "" if score is None else f"{score:.4f}"
+
+
+def run_settings(family: str) -> dict[str, str]:
+    """What a stage-4 run records beside `rules`: for `scored`, which weights decided
+    (so that a run is never resumed with other weights)."""
+    return {"refusal_weights": default_model().fingerprint} if family == SCORED else {}
 
 
 def stage4_values(

@@ -13,6 +13,7 @@ standard library.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -135,6 +136,11 @@ class Model:
             threshold=float(payload.get("threshold", DEFAULT_THRESHOLD)),
             training=dict(payload.get("training", {})),
         )
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of the weights file's bytes: which detector gave a verdict."""
+        return "sha256:" + hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()[:16]
 
     @classmethod
     def load(cls, path: str | Path) -> Model:

@@ -11,7 +11,7 @@ from ..constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, STATUS_EMPTY,
     STATUS_FILTERED,
 )
-from ..refusal import DEFAULT_RULES, FAMILIES, stage4_values
+from ..refusal import DEFAULT_RULES, FAMILIES, run_settings, stage4_values
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
@@ -91,6 +91,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         model=name,
         **endpoint_info(client),
         rules=family,
+        **run_settings(family),
         system_prompt=args.system_prompt,
         input_file=str(args.input_file),
         skipped_blank_prompts=prepared.skipped_blank,
