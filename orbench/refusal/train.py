@@ -8,13 +8,16 @@ What is fitted, all with numpy and nothing random:
 2. the weights: L2-regularised logistic regression (refusal = 1) by L-BFGS,
    with light regularisation on the rules' findings and stronger on words, so
    that words correct the rules rather than replace them;
-3. the strength of the word regularisation, from a small grid, and the calibration: a two-parameter logistic fit of the verdicts on
-   out-of-part logits (each part of the pool scored by weights trained
-   without it), so that the score is calibrated for models and sources the
+3. the strength of the word regularisation, from a small grid, and the
+   calibration (a two-parameter logistic fit of the labels on the logits),
+   both on out-of-part logits: each part of the pool scored by weights
+   trained without it. So the score is calibrated for models and sources the
    weights have not seen, which is how it is used.
 
-There is no random step (no shuffling, no random start), so there is no seed
-to fix: two runs on the same pool write the same bytes (a test checks this).
+There is no random step (no shuffling, no random start: each fit starts from
+zero or from the previous candidate's weights, in a fixed order), so there is
+no seed to fix: two runs on the same pool write the same bytes (a test checks
+this). scikit-learn is not used.
 Rows labelled `ambiguous` and blank responses are never trained on.
 """
 
