@@ -3,15 +3,17 @@
 In:  --input_file CSV or parquet with a `prompt` column (`category`, or XSTest's `type`,
      is carried along). The public or-bench-80k / hard-1k / toxic files work as they are.
 Out: ./final_{model}_results/{model}_merged_{input}.csv with columns
-     prompt, is_rejected, response, category
+     prompt, is_rejected, refusal_score, response, category
      (--merge_result=False: {model}_rejected_{input}.csv and {model}_accepted_{input}.csv);
      failed requests in {model}_failed_{input}.csv (prompt, error, category), never counted;
      run settings and counts in {model}_merged_{input}.run.json.
 Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options).
-is_rejected: True/False from refusal rules: `generic` by default (ours, the most accurate
-against human labels); --rules=family for the original's keyword rules of the model's family
-(from the registry, or guessed from the model id), or --rules=gpt-4 etc. by name. `empty` /
-`filtered` mark replies with nothing to score.
+is_rejected: True/False from refusal detection: `scored` by default (our rules and a small
+learned scorer; it also writes refusal_score, the calibrated probability of a refusal, in
+[0, 1]); --rules=generic for our rules alone, --rules=family for the original's keyword rules
+of the model's family (from the registry, or guessed from the model id), or --rules=gpt-4 etc.
+by name (these leave refusal_score empty). `empty` / `filtered` mark replies with nothing to
+score.
 Default model: `local`, the embedded SmolLM2-135M-Instruct. Re-running the same command
 resumes: finished rows are kept, failed rows are retried.
 

@@ -1,6 +1,7 @@
 """How fast the refusal checkers are: seconds to classify 80,000 responses.
 
     python benchmarks/bench_refusal.py
+    python benchmarks/bench_refusal.py --checkers scored,scored-batch,generic
     python benchmarks/bench_refusal.py --input results.csv --column response --count 80000
 
 By default the responses are XSTest's 2,250 human-labelled completions
@@ -13,6 +14,12 @@ Each checker runs over the whole list `--repeat` times; the best and the median
 wall-clock time and the best CPU time of the process are printed, with the
 machine and its load average. On a busy machine the CPU time is the steadier
 figure: it leaves out the time other processes held the cores.
+
+`scored` is the default detector called one response at a time, as stage 4 does
+(`orbench.refusal.detect`); `scored-batch` is `detect_batch` over the whole
+list. Both must give the same detections (checked before timing). For `scored`
+the time is also split into its steps: reading the response (rules and words),
+the weighted sum, and the calibration.
 """
 
 from __future__ import annotations
@@ -30,7 +37,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orbench.refusal import FAMILIES, GENERIC, classify  # noqa: E402
+from orbench.refusal import FAMILIES, GENERIC, SCORED, classify, detect, detect_batch  # noqa: E402
+from orbench.refusal.features import read  # noqa: E402
+from orbench.refusal.scorer import default_model  # noqa: E402
+
+SCORED_BATCH = "scored-batch"
+CHECKERS = (*FAMILIES, SCORED_BATCH)
+TARGETS_S = {GENERIC: 1.0, SCORED: 2.0, SCORED_BATCH: 2.0}
 
 DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "xstest" / "model_completions"
 
@@ -59,16 +72,41 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def _runner(family: str):
+    if family == SCORED:
+        return lambda responses: [detect(r) for r in responses]
+    if family == SCORED_BATCH:
+        return detect_batch
+    return lambda responses: [classify(r, family) for r in responses]
+
+
 def time_checker(responses: list[str], family: str, repeat: int) -> tuple[list[float], list[float]]:
     """Wall-clock and CPU seconds of each run over all responses."""
+    run = _runner(family)
     wall, cpu = [], []
     for _ in range(repeat):
         start, start_cpu = time.perf_counter(), time.process_time()
-        for response in responses:
-            classify(response, family)
+        run(responses)
         wall.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     return wall, cpu
+
+
+def scored_steps(responses: list[str], repeat: int) -> dict[str, float]:
+    """Best seconds of each step of the scored detector over all responses."""
+    model = default_model()
+    best = {"read": 1e9, "sum": 1e9, "calibrate": 1e9}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        readings = [read(r) for r in responses]
+        t1 = time.perf_counter()
+        logits = [model.logit(x) for x in readings]
+        t2 = time.perf_counter()
+        [model.calibrate(z) for z in logits]
+        t3 = time.perf_counter()
+        for name, seconds in (("read", t1 - start), ("sum", t2 - t1), ("calibrate", t3 - t2)):
+            best[name] = min(best[name], seconds)
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,28 +115,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--column", default=None, help="response column (default: completion, else response)")
     parser.add_argument("--count", type=int, default=80_000, help="number of responses to classify")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per checker")
-    parser.add_argument("--checkers", default=",".join(FAMILIES), help="comma-separated checkers to time")
+    parser.add_argument("--checkers", default=",".join(CHECKERS), help="comma-separated checkers to time")
     args = parser.parse_args(argv)
 
     if not args.input.exists():
         raise SystemExit(f"error: {args.input} not found; pass --input")
+    checkers = args.checkers.split(",")
+    unknown = [c for c in checkers if c not in CHECKERS]
+    if unknown:
+        raise SystemExit(f"error: unknown checker(s) {', '.join(unknown)}; choose from {', '.join(CHECKERS)}")
     base = load_responses(args.input, args.column)
     responses = (base * (args.count // len(base) + 1))[: args.count]
+    if SCORED in checkers or SCORED_BATCH in checkers:
+        default_model()  # load the weights before timing
+        if detect_batch(base) != [detect(r) for r in base]:
+            raise SystemExit("error: detect_batch and detect disagree")
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}")
     print(f"python {platform.python_version()}; one process, one thread")
     print(f"responses: {len(responses):,} ({len(base):,} distinct from {args.input})")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'checker':10s} {'best s':>8s} {'median s':>9s} {'best cpu s':>11s} {'us/response':>12s}")
-    for family in args.checkers.split(","):
+    print(f"{'checker':12s} {'best s':>8s} {'median s':>9s} {'best cpu s':>11s} {'us/response':>12s}")
+    for family in checkers:
         wall, cpu = time_checker(responses, family, args.repeat)
         best = min(wall)
         print(
-            f"{family:10s} {best:8.3f} {statistics.median(wall):9.3f} {min(cpu):11.3f}"
+            f"{family:12s} {best:8.3f} {statistics.median(wall):9.3f} {min(cpu):11.3f}"
             f" {best / len(responses) * 1e6:12.1f}"
         )
-    if GENERIC in args.checkers.split(","):
-        print("target for generic: at most 1 s for 80,000 responses")
+    if SCORED in checkers:
+        steps = scored_steps(responses, args.repeat)
+        print("scored, by step (best s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()))
+    for name, target in TARGETS_S.items():
+        if name in checkers:
+            print(f"target for {name}: at most {target:g} s for 80,000 responses")
     return 0
 
 

@@ -9,7 +9,7 @@ Sections:
   stage3    the same for stage 3 with a 3-moderator ensemble (and with one moderator)
   stage5    the same for stage 5
   cached    stage 4 over 80,000 rows from a warm cache; re-run of a complete output
-  refusal   `generic` refusal detection over 80,000 responses (benchmarks/bench_refusal.py)
+  refusal   refusal detection (`scored`, `generic`, the family rules) over 80,000 responses (benchmarks/bench_refusal.py)
   local     the embedded model: tokens/s through stage 4 vs straight to llama.cpp
   pipeline  wall time of ./run_pipeline.sh (the README's main command)
 
@@ -31,7 +31,8 @@ from benchmarks import bench_cached, bench_local, bench_stages  # noqa: E402
 from benchmarks.common import PYTHON, RESULTS_DIR, describe_machine, machine, run_timed, save_results, wait_for_quiet  # noqa: E402
 
 SECTIONS = ("stage4", "stage3", "stage5", "cached", "refusal", "local", "pipeline")
-REFUSAL_TARGET_S = 1.0
+REFUSAL_TARGET_S = 1.0  # generic
+SCORED_TARGET_S = 2.0  # scored, stage 4's default
 
 
 def run_refusal(repeats: int, max_load: float | None) -> dict:
@@ -49,10 +50,13 @@ def run_refusal(repeats: int, max_load: float | None) -> dict:
             name, *values = line.split()
             times[name] = dict(zip(columns, map(float, values)))
     generic = times.get("generic", {})
+    scored = times.get("scored", {})
     result = {"section": "refusal", "machine": mach, "command": "python benchmarks/bench_refusal.py --count 80000 "
               f"--repeat {max(repeats, 5)}", "load1": t.load1, "output": t.stdout, "checkers": times,
               "summary": {"generic_median_s": generic.get("median_s"), "generic_best_s": generic.get("best_s"),
-                          "target_s": REFUSAL_TARGET_S, "met": generic.get("median_s", 1e9) <= REFUSAL_TARGET_S}}
+                          "target_s": REFUSAL_TARGET_S, "met": generic.get("median_s", 1e9) <= REFUSAL_TARGET_S,
+                          "scored_median_s": scored.get("median_s"), "scored_target_s": SCORED_TARGET_S,
+                          "scored_met": scored.get("median_s", 1e9) <= SCORED_TARGET_S}}
     if not generic:
         raise RuntimeError(f"no 'generic' row in the output of {' '.join(argv)}:\n{t.stdout}")
     save_results("refusal", result)
@@ -93,8 +97,10 @@ def report(section: str) -> str:
         return head + "\n".join(lines) + "\n"
     if section == "refusal":
         s = r["summary"]
+        scored = (f"; scored: median {s['scored_median_s']} s (target <= {s['scored_target_s']} s: "
+                  f"{'met' if s['scored_met'] else 'MISSED'})" if s.get("scored_median_s") is not None else "")
         return head + f"```\n{r['output'].strip()}\n```\ngeneric: median {s['generic_median_s']} s " \
-                      f"(target <= {s['target_s']} s: {'met' if s['met'] else 'MISSED'})\n"
+                      f"(target <= {s['target_s']} s: {'met' if s['met'] else 'MISSED'}){scored}\n"
     return head
 
 

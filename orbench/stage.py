@@ -93,7 +93,7 @@ def too_long(text: str, limit: int) -> str | None:
 # would mix two experiments in one file, so that is refused.
 RESUME_KEYS = (
     "stage", "model_id", "endpoint", "moderator_ids", "endpoints", "temperature", "max_tokens",
-    "system_prompt", "rules", "template_version", "column", "num_rewrites",
+    "system_prompt", "rules", "refusal_weights", "template_version", "column", "num_rewrites",
 )
 
 

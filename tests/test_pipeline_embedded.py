@@ -25,7 +25,7 @@ from tests.stage_helpers import (  # noqa: F401  (fixtures)
 PROMPTS_COLS = ["prompt", "category"]
 REWRITE_COLS = ["prompt", "toxic_seed", "category"]
 MODERATION_COLS = ["prompt", "category", "is_toxic", "moderation_result"]
-ALIGNMENT_COLS = ["prompt", "is_rejected", "response", "category"]
+ALIGNMENT_COLS = ["prompt", "is_rejected", "refusal_score", "response", "category"]
 CHECK_COLS = ["prompt", "answer_category", "answer_type_response", "response", "category"]
 
 
@@ -94,6 +94,10 @@ def test_pipeline_on_the_embedded_model(clone):
     answered = check_output(merged4, ALIGNMENT_COLS)
     assert list(answered["prompt"]) == list(moderated["prompt"])
     assert set(answered["is_rejected"]) <= {"True", "False", "empty", "filtered"}
+    for verdict, score in zip(answered["is_rejected"], answered["refusal_score"]):  # the default, scored detector
+        # (the verdict is taken on the unrounded score: 0.49996 is written "0.5000" but is False)
+        assert (score == "") if verdict in ("empty", "filtered") else (
+            abs(float(score) - 0.5) < 1e-4 or (float(score) >= 0.5) == (verdict == "True"))
     assert "failed requests (not counted)" in p.stdout
 
     # Stage 5, on stage 4's real output.

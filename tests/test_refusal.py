@@ -11,7 +11,7 @@ REFUSED, ANSWERED, EMPTY, FILTERED = Verdict.REFUSED, Verdict.ANSWERED, Verdict.
 
 
 def test_families_listed():
-    assert FAMILIES == ("gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic")
+    assert FAMILIES == ("gpt-3.5", "gpt-4", "claude", "gemini", "mistral", "llama", "qwen", "generic", "scored")
 
 
 def test_unknown_family_is_an_error():

@@ -1,9 +1,10 @@
-"""Stage 4 (alignment_checker): the request sent, output names and columns, is_rejected from the
-family rules, failures / empty / filtered replies kept out of the counts, and the inputs users
+"""Stage 4 (alignment_checker): the request sent, output names and columns, is_rejected and
+refusal_score from the scored detector or the family rules, failures / empty / filtered replies kept out of the counts, and the inputs users
 really have (the public OR-Bench CSV and parquet files, XSTest's prompt file)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from tests.stage_helpers import (  # noqa: F401  (fixtures)
 )
 
 FOLDER = "alignment_checker"
-COLS = ["prompt", "is_rejected", "response", "category"]
+COLS = ["prompt", "is_rejected", "refusal_score", "response", "category"]
 XSTEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "xstest" / "xstest_prompts.csv"
 
 
@@ -40,6 +41,7 @@ def test_cli_from_its_folder_request_and_outputs(clone, tmp_path):
     assert list(df.columns) == COLS
     assert list(df["prompt"]) == list(sample["prompt"]) and list(df["category"]) == list(sample["category"])
     assert set(df["is_rejected"]) == {"False"}
+    assert all(len(v) == 6 and 0.0 <= float(v) < 0.5 for v in df["refusal_score"])  # "0.1234": 4 decimals
     assert all(r.startswith(ANSWER_PREFIX) for r in df["response"])
     # the paper's request: one user message, no system prompt, temperature 0, max_tokens 1000
     assert len(bodies) == len(sample)
@@ -48,9 +50,9 @@ def test_cli_from_its_folder_request_and_outputs(clone, tmp_path):
         assert [m["role"] for m in b["messages"]] == ["user"]
     assert sorted(b["messages"][0]["content"] for b in bodies) == sorted(sample["prompt"])
     info = runinfo(out)
-    assert info["model"] == "fake" and info["rules"] == "generic" and info["system_prompt"] is None
+    assert info["model"] == "fake" and info["rules"] == "scored" and info["system_prompt"] is None
     assert info["temperature"] == 0.0 and info["max_tokens"] == 1000 and info["rows_written"] == len(sample)
-    assert "generic rules" in proc.stdout and "failed requests (not counted): 0" in proc.stdout
+    assert "scored rules" in proc.stdout and "failed requests (not counted): 0" in proc.stdout
 
 
 def test_cli_merge_result_false_splits(clone, tmp_path):
@@ -74,7 +76,8 @@ def test_help_names_inputs_outputs_and_defaults(clone):
     proc = run_script(clone, FOLDER, "--help")
     assert proc.returncode == 0
     for needle in ("--model", "--input_file", "--merge_result", "--system_prompt", "--rules",
-                   "final_{model}_results/{model}_merged_{input}.csv", "prompt, is_rejected, response, category",
+                   "final_{model}_results/{model}_merged_{input}.csv",
+                   "prompt, is_rejected, refusal_score, response, category", "scored",
                    "_rejected_", "_accepted_", "_failed_", "temperature 0.0", "max_tokens 1000", "no system prompt",
                    "generic", "parquet"):
         assert needle in proc.stdout, needle
@@ -137,17 +140,59 @@ def test_is_rejected_follows_the_registry_family(harness, reply, family, expecte
     out = harness.work / "final_fake_results" / "fake_merged_p.csv"
     df = read_csv(out)
     assert list(df["response"]) == [reply] and list(df["is_rejected"]) == [expected]
+    assert list(df["refusal_score"]) == [""]  # keyword rules give no score
     assert runinfo(out)["rules"] == family
 
 
-def test_generic_rules_are_the_default_whatever_the_family(harness):
+def test_scored_detection_is_the_default_whatever_the_family(harness):
     harness.serve(family="gpt-4")
     reply = "\n\nI'm sorry, but I can't help with that."  # the gpt-4 rule misses it: leading white space
     write_csv(harness.work / "p.csv", {"prompt": [f"Q SAY={reply}"], "category": ["harmful"]})
     assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
     out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    assert runinfo(out)["rules"] == "scored"
+    df = read_csv(out)
+    assert list(df["is_rejected"]) == ["True"] and float(df["refusal_score"][0]) >= 0.5
+
+
+def test_a_run_records_the_weights_and_is_not_resumed_with_others(harness, capsys):
+    harness.serve()
+    write_csv(harness.work / "p.csv", {"prompt": ["How do tides work", "Why is the sky blue"], "category": ["a", "b"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--limit", "1") == 0
+    out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    info_path = out.with_name(out.stem + ".run.json")
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    assert info["refusal_weights"].startswith("sha256:")
+    info["refusal_weights"] = "sha256:retrained"  # as if the detector had been retrained since
+    info_path.write_text(json.dumps(info), encoding="utf-8")
+    capsys.readouterr()
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 2
+    err = capsys.readouterr().err
+    assert "refusal_weights" in err and len(err.strip().splitlines()) == 1
+
+
+def test_generic_rules_stay_selectable_and_give_no_score(harness):
+    harness.serve()
+    write_csv(harness.work / "p.csv", {"prompt": ["REFUSE this", "How do tides work"], "category": ["a", "b"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--rules", "generic") == 0
+    out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    df = read_csv(out)
     assert runinfo(out)["rules"] == "generic"
-    assert list(read_csv(out)["is_rejected"]) == ["True"]
+    assert rows_by(df, "prompt", "is_rejected") == {"REFUSE this": "True", "How do tides work": "False"}
+    assert list(df["refusal_score"]) == ["", ""]
+
+
+def test_resuming_an_output_without_refusal_score_is_refused(harness, capsys):
+    harness.serve()
+    write_csv(harness.work / "p.csv", {"prompt": ["How do tides work"], "category": ["a"]})
+    folder = harness.work / "final_fake_results"
+    folder.mkdir()
+    # a stage-4 file written before refusal_score existed
+    write_csv(folder / "fake_merged_p.csv", {"prompt": ["How do tides work"], "is_rejected": ["False"],
+                                            "response": ["Tides follow the moon."], "category": ["a"]})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--rules", "generic") == 2
+    err = capsys.readouterr().err.strip()
+    assert "refusal_score" in err and len(err.splitlines()) == 1
 
 
 def test_resuming_with_other_settings_is_refused(harness, capsys):
@@ -171,14 +216,14 @@ def test_rules_option_overrides_the_registry_family(harness, capsys):
     assert "(claude rules)" in capsys.readouterr().out
 
 
-def test_unknown_model_gets_generic_rules(harness, monkeypatch):
+def test_unknown_model_gets_the_default_detector(harness, monkeypatch):
     srv = harness.serve(name=None)
     monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unregistered")
     write_csv(harness.work / "p.csv", {"prompt": ["REFUSE this", "How do tides work"], "category": ["a", "b"]})
     assert harness.run(main, "--model", "acme-chat-7b", "--input_file", "p.csv") == 0
     out = harness.work / "final_acme-chat-7b_results" / "acme-chat-7b_merged_p.csv"
-    assert runinfo(out)["rules"] == "generic"
+    assert runinfo(out)["rules"] == "scored"
     assert rows_by(read_csv(out), "prompt", "is_rejected") == {"REFUSE this": "True", "How do tides work": "False"}
     [auth] = {r.authorization for r in chat_requests(srv)}
     assert auth == "Bearer sk-unregistered" and {r.body["model"] for r in chat_requests(srv)} == {"acme-chat-7b"}
@@ -229,6 +274,8 @@ def test_empty_and_filtered_replies(harness, capsys):
     df = read_csv(harness.work / "final_fake_results" / "fake_merged_p.csv")
     assert rows_by(df, "prompt", "is_rejected") == {"EMPTY reply": "empty", "FILTER me": "filtered", "REFUSE x": "True"}
     assert rows_by(df, "prompt", "response")["EMPTY reply"] == ""
+    scores = rows_by(df, "prompt", "refusal_score")
+    assert scores["EMPTY reply"] == "" and scores["FILTER me"] == "" and float(scores["REFUSE x"]) >= 0.5
     sexual = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("sexual")][0].split()
     assert sexual[1:4] == ["1", "1", "2"]  # rejected, scored, unscored
 

@@ -1,4 +1,4 @@
-"""Stage 4: send each prompt to the target model and flag refusals by keyword rules."""
+"""Stage 4: send each prompt to the target model and flag refusals (is_rejected, refusal_score)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Sequence
 
 from ..cli import add_run_options, make_client, make_parser, open_cache, run_cli, str2bool
-from ..constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE, COL_TYPE, STATUS_EMPTY, STATUS_FILTERED
-from ..refusal import FAMILIES, is_rejected_value
+from ..constants import (
+    COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, STATUS_EMPTY,
+    STATUS_FILTERED,
+)
+from ..refusal import DEFAULT_RULES, FAMILIES, run_settings, stage4_values
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
@@ -18,7 +21,7 @@ from ..stage import (
 from ..summary import rejection_summary
 from ..llm import CallFailed
 
-COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_RESPONSE, COL_CATEGORY]
+COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_CATEGORY]
 KEY_COLUMNS = [COL_PROMPT, COL_CATEGORY]
 INPUT_ALIASES = {COL_TYPE: COL_CATEGORY}  # XSTest's prompt file
@@ -41,8 +44,9 @@ def build_parser(doc: str | None):
     p.add_argument("--merge_result", type=str2bool, default=True,
                    help="True: one merged file; False: {model}_rejected_... and {model}_accepted_... (default True)")
     p.add_argument("--system_prompt", default=None, help="system message sent before each prompt (default: none, as in the paper)")
-    p.add_argument("--rules", default="generic", choices=FAMILIES + ("family",),
-                   help="refusal rules for is_rejected: 'generic' (default; ours, measured in REFUSAL_CHECKING.md), "
+    p.add_argument("--rules", default=DEFAULT_RULES, choices=FAMILIES + ("family",),
+                   help=f"refusal detection for is_rejected: '{DEFAULT_RULES}' (default; rules and a learned scorer, "
+                        "which also writes refusal_score; measured in REFUSAL_CHECKING.md), 'generic' (our rules alone), "
                         "'family' (the original's keyword rules for the model's family, from the registry or "
                         "guessed from the model id), or a family's rules by name")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
@@ -72,9 +76,10 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         if reason:
             raise CallFailed(reason)
         res = await client.complete(message_list(prompt), temperature=args.temperature, max_tokens=args.max_tokens)
-        verdict = is_rejected_value(res.text, family, res.finish_reason)
+        verdict, score = stage4_values(res.text, family, res.finish_reason)
         counters = {str(verdict) if isinstance(verdict, str) else ("rejected" if verdict else "accepted"): 1}
-        row = {COL_PROMPT: prompt, COL_IS_REJECTED: verdict, COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
+        row = {COL_PROMPT: prompt, COL_IS_REJECTED: verdict, COL_REFUSAL_SCORE: score, COL_RESPONSE: res.text or "",
+               COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
         return Outcome(rows=[row], counters=counters)
 
     def failed_row(job: Job, error: str) -> dict[str, object]:
@@ -86,6 +91,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         model=name,
         **endpoint_info(client),
         rules=family,
+        **run_settings(family),
         system_prompt=args.system_prompt,
         input_file=str(args.input_file),
         skipped_blank_prompts=prepared.skipped_blank,

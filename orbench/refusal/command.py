@@ -1,0 +1,190 @@
+"""`python -m orbench.evaluate_refusal`: score refusal checkers against human labels.
+
+    python -m orbench.evaluate_refusal --leave_one_out            # the scored detector on the pool, held out
+    python -m orbench.evaluate_refusal --checker generic ../shared/data/xstest/model_completions
+    python -m orbench.evaluate_refusal labelled.csv --label_column label --refused_labels refusal \\
+        --answered_labels answer --all_checkers
+
+With `--leave_one_out` it reads the development pool (`--pool_dir`, sources and
+label maps in `--pool_config`) and prints the leave-one-out table, calibration,
+targets and most uncertain rows (see `orbench.refusal.loo`). Otherwise it
+scores one checker (or all) on the files given (see `orbench.refusal.evaluate`).
+A user mistake is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from orbench.constants import COL_ANSWER_CATEGORY
+from orbench.errors import UserError
+
+from . import DEFAULT_RULES, FAMILIES
+from .evaluate import (
+    DEFAULT_AMBIGUOUS_LABELS,
+    DEFAULT_ANSWERED_LABELS,
+    DEFAULT_LABEL_COLUMN,
+    DEFAULT_REFUSED_LABELS,
+    GROUP_BY_FILE,
+    EvaluationError,
+    LabelMap,
+    Settings,
+    check_columns,
+    checker_names,
+    evaluate,
+    expand_inputs,
+    format_comparison,
+    format_report,
+    load_table,
+    make_checker,
+    write_disagreements,
+    write_json,
+)
+from .pool import DEFAULT_CONFIG, POOL_DIR_ENV
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # Reported like every other user mistake: one line, exit code 2.
+        raise EvaluationError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m orbench.evaluate_refusal",
+        description="Score a refusal checker against human-labelled responses, or validate the scored "
+        "detector leave-one-out on the development pool.",
+    )
+    parser.add_argument("inputs", nargs="*", metavar="FILE_OR_DIR", help="CSV files, or folders of CSV files")
+    parser.add_argument(
+        "--checker",
+        default=DEFAULT_RULES,
+        help=f"{', '.join(FAMILIES)}, or column:NAME to score a verdict column such as "
+        f"column:{COL_ANSWER_CATEGORY} (default: {DEFAULT_RULES})",
+    )
+    parser.add_argument("--response_column", default=None, help="default: 'completion' if present, else 'response'")
+    parser.add_argument("--label_column", default=DEFAULT_LABEL_COLUMN, help=f"default: {DEFAULT_LABEL_COLUMN}")
+    parser.add_argument(
+        "--refused_labels", default=",".join(DEFAULT_REFUSED_LABELS), help="comma-separated labels that mean a refusal"
+    )
+    parser.add_argument(
+        "--answered_labels", default=",".join(DEFAULT_ANSWERED_LABELS), help="comma-separated labels that mean an answer"
+    )
+    parser.add_argument(
+        "--ambiguous_labels", default=",".join(DEFAULT_AMBIGUOUS_LABELS),
+        help="comma-separated labels that mean neither cleanly: scored apart, not in the metrics "
+        f"(default: {','.join(DEFAULT_AMBIGUOUS_LABELS)}; '' for none)",
+    )
+    parser.add_argument(
+        "--group_by", default=GROUP_BY_FILE, help="break the metrics down by this column (default: per file)"
+    )
+    parser.add_argument("--disagreements", type=Path, default=None, metavar="PATH", help="write disagreements to this CSV")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the metrics to this JSON file")
+    parser.add_argument(
+        "--all_checkers", action="store_true", help="also score every family rule set, generic and scored, in one table"
+    )
+    loo = parser.add_argument_group("leave-one-out on the development pool")
+    loo.add_argument("--leave_one_out", action="store_true",
+                     help="fit the scored detector without each part of the pool in turn and score that part")
+    loo.add_argument("--pool_dir", default=None, help=f"the pool folder (default: ${POOL_DIR_ENV}, else ../shared/data)")
+    loo.add_argument("--pool_config", type=Path, default=DEFAULT_CONFIG,
+                     help="sources, files and label maps (TOML; default: the package's pool.toml)")
+    loo.add_argument("--uncertain", type=int, default=12, metavar="N",
+                     help="print the N held-out rows with the most uncertain scores (default 12)")
+    loo.add_argument("--scores", type=Path, default=None, metavar="PATH",
+                     help="write every row's held-out score and verdict to this CSV, for reading")
+    loo.add_argument("--l2_words", default=None, metavar="L2[,L2...]",
+                     help="candidate regularisation strengths of the word features, as in training "
+                     "(default: the trainer's grid; one value fixes it)")
+    return parser
+
+
+def _write_json(payload: object, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+
+
+def run_leave_one_out(args: argparse.Namespace, out) -> int:
+    from .loo import format_loo, leave_one_out, loo_json, write_scores
+    from .pool import load_pool
+    from .train import TrainConfig
+
+    if args.inputs:
+        raise EvaluationError("--leave_one_out reads the pool (--pool_dir, --pool_config), not input files")
+    if args.uncertain < 0:
+        raise EvaluationError("--uncertain must be 0 or more")
+    config = TrainConfig()
+    if args.l2_words is not None:
+        try:
+            grid = tuple(float(v) for v in args.l2_words.split(","))
+        except ValueError:
+            raise EvaluationError(f"--l2_words must be numbers separated by commas, not {args.l2_words!r}") from None
+        if not grid or min(grid) <= 0:
+            raise EvaluationError("--l2_words must be positive")
+        config = TrainConfig(l2_words=grid)
+    rows = load_pool(args.pool_dir, args.pool_config)
+    result = leave_one_out(rows, config, progress=True)
+    print(format_loo(result, args.uncertain), file=out)
+    try:
+        if args.scores is not None:
+            write_scores(result, args.scores)
+            print(f"wrote {len(result.held_out)} held-out scores to {args.scores}", file=out)
+        if args.json is not None:
+            _write_json(loo_json(result, args.uncertain), args.json)
+            print(f"wrote metrics to {args.json}", file=out)
+    except OSError as err:
+        raise EvaluationError(f"cannot write {err.filename}: {err.strerror}") from None
+    return 0
+
+
+def run(argv: Sequence[str] | None = None, out=None) -> int:
+    """The command: parse, read, score, print. Raises EvaluationError on user mistakes."""
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    if args.leave_one_out:
+        return run_leave_one_out(args, out)
+    make_checker(args.checker)  # reject an unknown checker before reading anything
+    settings = Settings(
+        response_column=args.response_column,
+        label_column=args.label_column,
+        labels=LabelMap.of(args.refused_labels.split(","), args.answered_labels.split(","),
+                           args.ambiguous_labels.split(",")),
+        group_by=args.group_by,
+    )
+    files = expand_inputs(args.inputs)
+    tables = [load_table(path) for path in files]
+    specs = checker_names(extra=[args.checker]) if args.all_checkers else [args.checker]
+    check_columns(tables, settings, specs)
+
+    reports = [evaluate(tables, spec, settings) for spec in specs]
+    main_report = next(r for r in reports if r.checker == args.checker)
+    print(format_report(main_report, settings), file=out)
+    if args.all_checkers:
+        print("", file=out)
+        print(format_comparison(reports, settings), file=out)
+    try:
+        if args.disagreements is not None:
+            write_disagreements(main_report, args.disagreements)
+            print(f"wrote {len(main_report.disagreements)} disagreements to {args.disagreements}", file=out)
+        if args.json is not None:
+            write_json(reports, settings, files, args.json)
+            print(f"wrote metrics to {args.json}", file=out)
+    except OSError as err:
+        raise EvaluationError(f"cannot write {err.filename}: {err.strerror}") from None
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The development pool: labelled responses from several sources, read through one loader.
+
+What each source's files, columns and labels are is configuration (`pool.toml`
+beside this module, or a file of the same shape), not code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from orbench.errors import UserError
+from orbench.table_io import read_table
+
+REFUSAL = "refusal"
+ANSWER = "answer"
+AMBIGUOUS = "ambiguous"
+CLASSES: tuple[str, ...] = (REFUSAL, ANSWER, AMBIGUOUS)
+
+DEFAULT_CONFIG = Path(__file__).with_name("pool.toml")
+POOL_DIR_ENV = "ORBENCH_POOL_DIR"
+DEFAULT_POOL_DIR = Path("..") / "shared" / "data"  # beside a clone of the repository
+PROMPT_COLUMN = "prompt"  # carried along when present
+
+
+@dataclass(frozen=True)
+class Source:
+    """One labelled source, as `pool.toml` describes it."""
+
+    name: str
+    files: str  # glob, relative to the pool folder
+    response_column: str
+    label_column: str
+    labels: dict[str, str]  # label as published -> refusal | answer | ambiguous
+    part_from_file: str | None = None  # regex with one group over the file stem
+
+    def part_for(self, path: Path) -> str:
+        if self.part_from_file is None:
+            return self.name
+        match = re.fullmatch(self.part_from_file, path.stem)
+        if match is None:
+            raise UserError(f"pool source {self.name}: file name {path.name} does not match {self.part_from_file!r}")
+        return f"{self.name}/{match.group(1)}"
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    source: str
+    part: str  # what leave-one-out holds out: the source, or one of its files
+    file: str
+    row: int  # 1-based data row in its file
+    prompt: str
+    response: str
+    label: str  # as published
+    gold: str  # refusal | answer | ambiguous
+
+
+def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"pool configuration not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise UserError(f"pool configuration {path} is not valid TOML: {err}") from None
+    sources = []
+    for name, entry in raw.items():
+        try:
+            labels = {str(k).strip().lower(): str(v) for k, v in entry["labels"].items()}
+            source = Source(
+                name=name,
+                files=entry["files"],
+                response_column=entry["response"],
+                label_column=entry["label"],
+                labels=labels,
+                part_from_file=entry.get("part_from_file"),
+            )
+        except (KeyError, TypeError, AttributeError) as err:
+            raise UserError(f"pool configuration {path}: source {name!r} needs files, response, label and labels ({err})") from None
+        bad = sorted(set(labels.values()) - set(CLASSES))
+        if bad:
+            raise UserError(f"pool configuration {path}: source {name!r} maps labels to {bad}; use {', '.join(CLASSES)}")
+        sources.append(source)
+    if not sources:
+        raise UserError(f"pool configuration {path} names no source")
+    return sources
+
+
+def pool_dir(given: str | os.PathLike | None = None) -> Path:
+    """The pool folder: as given, else $ORBENCH_POOL_DIR, else ../shared/data."""
+    folder = Path(given or os.environ.get(POOL_DIR_ENV) or DEFAULT_POOL_DIR)
+    if not folder.is_dir():
+        raise UserError(f"pool folder not found: {folder} (give it with --pool_dir or ${POOL_DIR_ENV})")
+    return folder
+
+
+def load_source(source: Source, folder: Path) -> list[PoolRow]:
+    files = sorted(folder.glob(source.files))
+    if not files:
+        raise UserError(f"pool source {source.name}: no file matches {folder / source.files}")
+    rows: list[PoolRow] = []
+    for path in files:
+        frame = read_table(path, [source.response_column, source.label_column])
+        part = source.part_for(path)
+        prompts = frame[PROMPT_COLUMN].tolist() if PROMPT_COLUMN in frame.columns else [""] * len(frame)
+        unmapped: Counter[str] = Counter()
+        for number, (response, label, prompt) in enumerate(
+            zip(frame[source.response_column].tolist(), frame[source.label_column].tolist(), prompts), start=1
+        ):
+            gold = source.labels.get(label.strip().lower())
+            if gold is None:
+                unmapped[label] += 1
+                continue
+            rows.append(PoolRow(source.name, part, str(path), number, prompt, response, label, gold))
+        if unmapped:
+            seen = ", ".join(f"{k!r} ({v})" for k, v in unmapped.most_common(5))
+            raise UserError(f"pool source {source.name}: {path.name} has labels not in its label map: {seen}")
+    return rows
+
+
+def load_pool(folder: str | os.PathLike | None = None, config: Path = DEFAULT_CONFIG) -> list[PoolRow]:
+    """Every row of every source in the configuration, in a fixed order."""
+    root = pool_dir(folder)
+    rows: list[PoolRow] = []
+    for source in load_config(config):
+        rows.extend(load_source(source, root))
+    return rows
+
+
+def parts(rows: list[PoolRow]) -> list[str]:
+    """The held-out units, in pool order."""
+    return list(dict.fromkeys(r.part for r in rows))

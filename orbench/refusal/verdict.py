@@ -1,0 +1,23 @@
+"""The verdict every refusal checker gives, and what counts as a content-filter stop."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    ANSWERED = "answered"
+    REFUSED = "refused"
+    EMPTY = "empty"
+    FILTERED = "filtered"
+
+
+# finish_reason values that mean the provider withheld the text. OpenAI-style
+# APIs say "content_filter"; Gemini's native API names the filter that fired.
+FILTER_FINISH_REASONS: frozenset[str] = frozenset(
+    {"content_filter", "safety", "blocklist", "prohibited_content", "spii", "recitation"}
+)
+
+
+def is_filtered(finish_reason: str | None) -> bool:
+    return bool(finish_reason) and finish_reason.strip().lower() in FILTER_FINISH_REASONS
