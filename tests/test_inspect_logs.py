@@ -44,7 +44,10 @@ def test_rows_of_a_real_log(tmp_path):
     for i, (prompt, category, reply) in enumerate(CASES, start=1):
         row = by_prompt[prompt]
         assert (row.sample_id, row.epoch, row.file, row.category) == (str(i), 1, log.location, category or "(none)")
-        assert row.scored_by == "keyword" and row.refusal_score is None  # today's rules give no score
+        assert row.scored_by == "keyword"
+        # The scored detector (stage 4's default) scores every reply it gives a verdict on.
+        assert (row.refusal_score is None) == (row.outcome in (FAILED, UNSCORED))
+        assert row.refusal_score is None or 0.0 <= row.refusal_score <= 1.0
         if isinstance(reply, TargetDown):
             assert row.outcome == FAILED and "the target is down" in row.verdict and row.response == ""
         else:

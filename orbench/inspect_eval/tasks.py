@@ -14,7 +14,7 @@ Task arguments (``-T name=value``):
   input_file     the prompts (default: the set on the Hub)
   scorer         detector (default; our refusal detector, no model call), judge (the stage-5
                  judge through the grader model) or both
-  rules          the detector's rules, as stage 4's --rules (default generic)
+  rules          the detector's rules, as stage 4's --rules (default scored, stage 4's default)
   system_prompt  a system message before each prompt (default none, as in the paper)
   judge_model    the judge (default: the grader role, else the evaluated model)
   name           the target's name in our report (default: Inspect's model name)
@@ -43,6 +43,8 @@ from . import (
     TASK_META_NAME,
     TASK_META_SET,
 )
+from orbench.refusal import DEFAULT_RULES
+
 from .scorers import RULE_CHOICES, refusal_detector, refusal_judge
 
 try:  # Inspect's CLI prints this kind of error as its message alone, with no traceback
@@ -104,7 +106,7 @@ def _scorers(choice: str, rules: str, judge_model: str | None) -> list[Scorer]:
 
 
 def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFAULT_SCORER,
-               rules: str = "generic", system_prompt: str | None = None,
+               rules: str = DEFAULT_RULES, system_prompt: str | None = None,
                judge_model: str | None = None, name: str | None = None) -> Task:
     """The task for one set; the three @task functions below differ only in the set."""
     bench = SET_BY_TASK[task_name]
@@ -133,7 +135,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
 
 
 @task
-def or_bench_80k(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = "generic",
+def or_bench_80k(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = DEFAULT_RULES,
                  system_prompt: str | None = None, judge_model: str | None = None,
                  name: str | None = None) -> Task:
     """OR-Bench-80K: safe prompts that only look harmful (over-refusal)."""
@@ -141,7 +143,7 @@ def or_bench_80k(input_file: str | None = None, scorer: str = DEFAULT_SCORER, ru
 
 
 @task
-def or_bench_hard_1k(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = "generic",
+def or_bench_hard_1k(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = DEFAULT_RULES,
                      system_prompt: str | None = None, judge_model: str | None = None,
                      name: str | None = None) -> Task:
     """OR-Bench-Hard-1K: the safe prompts strong models most often refuse (over-refusal)."""
@@ -149,7 +151,7 @@ def or_bench_hard_1k(input_file: str | None = None, scorer: str = DEFAULT_SCORER
 
 
 @task
-def or_bench_toxic(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = "generic",
+def or_bench_toxic(input_file: str | None = None, scorer: str = DEFAULT_SCORER, rules: str = DEFAULT_RULES,
                    system_prompt: str | None = None, judge_model: str | None = None,
                    name: str | None = None) -> Task:
     """OR-Bench-Toxic: really toxic prompts (a model should refuse them)."""
