@@ -1,0 +1,60 @@
+"""Reading the inputs and computing every table of the report, into one Report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from orbench.report.common import ReportError, ResultFile
+from orbench.report.files import scan_inputs
+from orbench.report.paper import load_paper_results
+from orbench.report.rates import category_table, summarize
+from orbench.report.rows import read_results, select_verdicts
+
+
+@dataclass
+class Report:
+    """Everything the report is made of, for tests and for the writers."""
+
+    files: list[ResultFile]
+    selected: pd.DataFrame  # one row per prompt row actually used
+    summary: pd.DataFrame
+    categories: pd.DataFrame
+    x: str = "hard"
+    paper: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def load_results(inputs: Iterable[str | Path],
+                 datasets: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """scan_inputs then read_results: every row of every result file found."""
+    return read_results(scan_inputs(inputs, datasets))
+
+
+def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] | None = None,
+                 prefer: str = "judge", judge: str | None = None, x: str = "hard",
+                 compare_paper: bool = False) -> Report:
+    """Read the inputs and compute every table of the report."""
+    inputs = list(inputs)
+    if not inputs and not compare_paper:
+        raise ReportError("no input files: give result files or folders, or --compare_paper")
+    files = scan_inputs(inputs, datasets) if inputs else []
+    results = read_results(files)
+    selected = select_verdicts(results, prefer=prefer, judge=judge)
+    summary = summarize(selected, x=x)
+    categories = category_table(selected, list(summary["model"]))
+    notes = []
+    for f in files:
+        if f.complete is False:
+            notes.append(f"{f.path.name}: its run.json says the run is not complete; "
+                         "its numbers may change when the run finishes.")
+    paper = load_paper_results() if compare_paper else None
+    if paper is not None and x != "hard":
+        notes.append("The paper published no 80K (safe) rates, so its points are left out "
+                     "of the figure when x is the safe set.")
+    return Report(files=files, selected=selected, summary=summary, categories=categories,
+                  x=x, paper=paper, notes=notes)
+
