@@ -1,11 +1,18 @@
 """Reference values of classic PPI (ppi_py.ppi_mean_ci, lam=1) for the cases the tests use.
 
     .venv/bin/pip install ppi-python      # into your venv only: not a dependency of orbench
-    .venv/bin/python tests/ppi_reference.py
+    rm -r .venv/lib/python3.*/site-packages/tests   # see below
+    .venv/bin/python tests/ppi_reference.py           # print the values
+    .venv/bin/python tests/ppi_reference.py --check   # and compare orbench's with them
 
-prints, for each case of CASES, the point estimate and 95% interval that ppi_py computes.
-tests/test_estimators.py keeps these numbers beside the inputs (REFERENCE) and, when ppi_py
-is installed, checks them live against it too.
+prints, for each case of CASES, the point estimate and 95% interval that ppi_py computes;
+--check also computes them with orbench.estimators.ppi_normal_interval and exits 1 when any
+differs by more than 1e-12. tests/test_estimators.py keeps these numbers beside the inputs
+(REFERENCE) and, when ppi_py is installed, checks them live too.
+
+ppi-python 0.2.3 also installs its own test files as a top-level package named `tests`,
+which then shadows this suite's `tests` (every `from tests.x import` fails). Delete that
+folder after installing it, as above: it holds only ppi-python's own tests.
 
 A case is counts: N scored rows of which K the keyword rules call refusals, and on the
 judged sample the 2x2 table (judge, keyword): s11 both refusal, s10 judge refusal and
@@ -45,9 +52,28 @@ def ppi_reference(case: tuple[int, int, int, int, int, int]) -> tuple[float, flo
     return float(np.ravel(est)[0]), float(np.ravel(low)[0]), float(np.ravel(high)[0])
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    worst = 0.0
     print("REFERENCE = {")
     for name, case in CASES.items():
         est, low, high = ppi_reference(case)
         print(f"    {name!r}: ({est!r}, {low!r}, {high!r}),")
+        if check:
+            from orbench.estimators import ppi_normal_interval
+
+            ours = ppi_normal_interval(*arrays(case))
+            worst = max(worst, *(abs(a - b) for a, b in zip(ours, (est, low, high))))
     print("}")
+    if check:
+        print(f"largest difference from orbench.estimators.ppi_normal_interval: {worst:.2e}")
+        return 0 if worst <= 1e-12 else 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.exit(main(sys.argv[1:]))
