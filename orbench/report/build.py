@@ -9,6 +9,12 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from orbench.report.common import ReportError, ResultFile
+from orbench.report.correction import (
+    MIN_JUDGED_PER_CATEGORY,
+    correction_table,
+    warning_lines,
+    with_category_corrections,
+)
 from orbench.report.files import scan_inputs
 from orbench.report.paper import load_paper_results
 from orbench.report.rates import category_table, summarize
@@ -26,6 +32,9 @@ class Report:
     x: str = "hard"
     paper: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
+    # One row per (model, dataset) with a judged sample: see correction.correction_table.
+    corrections: pd.DataFrame = field(default_factory=pd.DataFrame)
+    warnings: list[str] = field(default_factory=list)  # keyword rules shown to be unreliable
 
 
 def load_results(inputs: Iterable[str | Path],
@@ -36,25 +45,36 @@ def load_results(inputs: Iterable[str | Path],
 
 def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] | None = None,
                  prefer: str = "judge", judge: str | None = None, x: str = "hard",
-                 compare_paper: bool = False) -> Report:
-    """Read the inputs and compute every table of the report."""
+                 compare_paper: bool = False, samples: Mapping[str, str] | None = None) -> Report:
+    """Read the inputs and compute every table of the report.
+
+    samples pairs judged-sample files with their stage-4 files (see scan_inputs).
+    """
     inputs = list(inputs)
     if not inputs and not compare_paper:
         raise ReportError("no input files: give result files or folders, or --compare_paper")
-    files = scan_inputs(inputs, datasets) if inputs else []
+    files = scan_inputs(inputs, datasets, samples) if inputs else []
     results = read_results(files)
+    # Other sources of result rows (RESULT_COLUMNS) are appended to `results` here.
     selected = select_verdicts(results, prefer=prefer, judge=judge)
-    summary = summarize(selected, x=x)
+    corrections = correction_table(results, ["model", "dataset"], judge=judge)
+    summary = summarize(selected, x=x, corrections=corrections)
     categories = category_table(selected, list(summary["model"]))
+    categories = with_category_corrections(categories, correction_table(
+        results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
     notes = []
     for f in files:
         if f.complete is False:
             notes.append(f"{f.path.name}: its run.json says the run is not complete; "
                          "its numbers may change when the run finishes.")
+    for _, r in corrections.iterrows():
+        if r["note"]:
+            notes.append(f"{r['model']} on {r['dataset']}: a sample judged by {r['judge']}, but "
+                         f"{r['note']}: no corrected rate.")
     paper = load_paper_results() if compare_paper else None
     if paper is not None and x != "hard":
         notes.append("The paper published no 80K (safe) rates, so its points are left out "
                      "of the figure when x is the safe set.")
     return Report(files=files, selected=selected, summary=summary, categories=categories,
-                  x=x, paper=paper, notes=notes)
-
+                  x=x, paper=paper, notes=notes, corrections=corrections,
+                  warnings=warning_lines(corrections))

@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the over-refusal set on the x axis (default: hard)")
     p.add_argument("--compare_paper", action="store_true",
                    help="add the paper's published numbers as a grey series")
+    p.add_argument("--sample_of", action="append", default=[], metavar="JUDGED=STAGE4",
+                   help="a stage-5 file that judged a random sample of a stage-4 file, for "
+                        "files whose .run.json does not say so; both are read; repeatable")
     return p
 
 
@@ -49,14 +52,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             for item in getattr(args, ds):
                 overrides[item] = ds
                 inputs.append(item)
+        samples: dict[str, str] = {}
+        for item in args.sample_of:
+            judged, sep, stage4 = item.partition("=")
+            if not sep or not judged or not stage4:
+                raise ReportError(f"--sample_of wants JUDGED.csv=STAGE4.csv, got {item!r}")
+            samples[judged] = stage4
+            inputs.append(judged)
         report = build_report(inputs, overrides, prefer=args.prefer, judge=args.judge,
-                              x=args.x, compare_paper=args.compare_paper)
+                              x=args.x, compare_paper=args.compare_paper, samples=samples)
         written = write_report(report, args.output_dir)
     except ReportError as exc:
         print(f"orbench.report: error: {exc}", file=sys.stderr)
         return 2
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
+    for line in report.warnings:
+        print(f"WARNING: {line}", file=sys.stderr)
     print(f"{len(report.summary)} model(s); report written to {written['html']}")
     return 0
 

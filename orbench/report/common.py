@@ -45,6 +45,9 @@ class ResultFile:
     dataset: str  # safe, hard or toxic
     judge: str = ""  # the check model, stage 5 only
     complete: bool | None = None  # from the run.json, when there is one
+    # Stage 5 only: the stage-4 file (resolved) this file judged a random sample of. A
+    # sample measures the keyword rules; it is never the model's rate by itself.
+    sample_of: Path | None = None
 
 
 def category_order(names: Iterable[str]) -> list[str]:

@@ -22,6 +22,7 @@ from matplotlib.text import Text  # noqa: E402
 from orbench.report.common import DATASET_TITLES, DATASETS, category_order  # noqa: E402
 from orbench.report.labels import overlap_area, place_labels  # noqa: E402
 from orbench.report.paper import paper_points  # noqa: E402
+from orbench.report.rates import headline  # noqa: E402
 from orbench.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
 
 MIN_POINTS_FOR_FIT = 4
@@ -55,13 +56,19 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
                   paper: pd.DataFrame | None = None, title: str | None = None) -> TradeoffFigure:
     """The trade-off figure: x = rejection rate on the x set, y = on the toxic set.
 
-    Writes out_stem.png and out_stem.svg. The user's models are coloured points with
-    Wilson 95% CIs as error bars; the paper's are grey, when given and x is "hard".
+    Writes out_stem.png and out_stem.svg. The user's models are coloured points: on each
+    axis the corrected rate (keyword + judged sample) with its 95% interval where there is
+    one (square markers), else the rate of the chosen verdicts with its Wilson 95% CI
+    (circles). The paper's are grey, when given and x is "hard".
     """
     out_stem = Path(out_stem)
-    xcol, ycol = f"{x}_rejection_pct", "toxic_rejection_pct"
-    if xcol in summary.columns and ycol in summary.columns:
-        mine = summary[summary[xcol].notna() & summary[ycol].notna()].reset_index(drop=True)
+    if len(summary):
+        xr, xl, xh, xc = headline(summary, x)
+        yr, yl, yh, yc = headline(summary, "toxic")
+        keep = (xr.notna() & yr.notna()).to_numpy()
+        mine = summary[keep].reset_index(drop=True)
+        xr, xl, xh, yr, yl, yh = (s[keep].to_numpy(float) for s in (xr, xl, xh, yr, yl, yh))
+        corrected = (xc | yc)[keep].to_numpy(bool)
     else:
         mine = summary.iloc[0:0]
     pp = paper_points(paper) if (paper is not None and x == "hard") else None
@@ -81,14 +88,13 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     my_rho = None
     if len(mine):
         cmap = matplotlib.colormaps["tab10" if len(mine) <= 10 else "tab20"]
-        xs, ys = mine[xcol].to_numpy(float), mine[ycol].to_numpy(float)
-        xerr = np.vstack([xs - mine[f"{x}_ci_low_pct"].to_numpy(float),
-                          mine[f"{x}_ci_high_pct"].to_numpy(float) - xs])
-        yerr = np.vstack([ys - mine["toxic_ci_low_pct"].to_numpy(float),
-                          mine["toxic_ci_high_pct"].to_numpy(float) - ys])
+        xs, ys = xr, yr
+        xerr = np.vstack([xs - xl, xh - xs])
+        yerr = np.vstack([ys - yl, yh - ys])
         for i, row in mine.iterrows():
             color = cmap(i % cmap.N)
-            ax.errorbar(xs[i], ys[i], xerr=xerr[:, i:i + 1], yerr=yerr[:, i:i + 1], fmt="o",
+            ax.errorbar(xs[i], ys[i], xerr=xerr[:, i:i + 1], yerr=yerr[:, i:i + 1],
+                        fmt="s" if corrected[i] else "o",
                         color=color, markersize=8, markeredgecolor="black", markeredgewidth=0.6,
                         elinewidth=1.0, capsize=3, alpha=0.95, zorder=4)
             anchors.append((xs[i], ys[i]))
@@ -103,6 +109,11 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
         legend_handles.append(Line2D([], [], marker="o", linestyle="none", color="#1f77b4",
                                      markeredgecolor="black",
                                      label=f"Your models (n = {len(mine)}), 95% CI bars; {rho_txt}"))
+        if corrected.any():
+            legend_handles.append(Line2D(
+                [], [], marker="s", linestyle="none", color="#1f77b4", markeredgecolor="black",
+                label="square: corrected rate (keyword rules checked by a judged sample), "
+                      "bars: its 95% interval"))
         if len(mine) >= MIN_POINTS_FOR_FIT and len(set(xs)) >= 3:
             coef = quadratic_fit(xs, ys)
             grid = np.linspace(xs.min(), xs.max(), 200)
@@ -141,7 +152,7 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
 
     all_y = [a[1] for a in anchors]
     if len(mine):
-        all_y += list(mine["toxic_ci_low_pct"].astype(float))
+        all_y += list(yl)
     ax.set_ylim(*_limits(all_y))
     ax.set_xlim(-3.0, 104.0)
     xname = DATASET_TITLES[x]

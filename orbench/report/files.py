@@ -15,6 +15,7 @@ from typing import Iterable, Mapping, Sequence
 from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
+from orbench.report.samples import adopt_stage4, sample_source
 
 _STAGE5_NAME = re.compile(r"^(?P<stem>.+)_response_check_(?P<kind>merged|failed)_(?P<judge>.+)$")
 _STAGE4_NAME = re.compile(r"^(?P<model>.+?)_(?P<kind>merged|failed|rejected|accepted)_(?P<input>.+)$")
@@ -105,35 +106,60 @@ def _sniff_columns(path: Path) -> list[str]:
     return list(read_csv(path, nrows=0).columns)
 
 
-def scan_inputs(inputs: Iterable[str | Path],
-                datasets: Mapping[str, str] | None = None) -> list[ResultFile]:
+def _describe(path: Path) -> dict:
+    """parse_result_name, or for a file the user named whose name says nothing, its columns."""
+    info = parse_result_name(path.name)
+    if info is not None:
+        return info
+    cols = _sniff_columns(path)
+    run = run_json(path) or {}
+    if COL_ANSWER_CATEGORY in cols:
+        return {"stage": 5, "kind": "merged", "token": path.stem, "input": path.stem,
+                "judge": str(run.get("check_model") or "judge"), "stem": path.stem}
+    if COL_IS_REJECTED in cols:
+        return {"stage": 4, "kind": "merged", "token": path.stem, "input": path.stem,
+                "judge": "", "stem": path.stem}
+    raise ReportError(
+        f"{path}: not a result file (no {COL_IS_REJECTED!r} or "
+        f"{COL_ANSWER_CATEGORY!r} column, and the name does not say)")
+
+
+def _stage5_run(path: Path, info: dict) -> dict:
+    """A stage-5 file's run.json, else (a failed-calls file) the one beside its merged file."""
+    own = run_json(path)
+    if own is not None:
+        return own
+    sib = path.with_name(f"{info['stem']}_response_check_merged_{info['judge']}.csv")
+    return run_json(sib) or {}
+
+
+def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None = None,
+                samples: Mapping[str, str] | None = None) -> list[ResultFile]:
     """Find the result files among inputs (files or folders) and describe each one.
 
     datasets maps a path, folder, file name or glob to a dataset and wins over the name.
+    samples maps a stage-5 file (path, name or glob) to the stage-4 file it judged a
+    sample of, for files whose run.json does not say. The stage-4 file of every judged
+    sample is read too, whether or not it is among the inputs.
     """
     overrides = dict(datasets or {})
     for key, ds in overrides.items():
         if ds not in DATASETS:
             raise ReportError(f"unknown dataset {ds!r} for {key} (use safe, hard or toxic)")
     entries = _expand(inputs)
-    parsed = []
-    for path in entries:
-        info = parse_result_name(path.name)
-        if info is None:
-            # Only a file the user named gets here: tell its kind from its columns.
-            cols = _sniff_columns(path)
-            run = run_json(path) or {}
-            if COL_ANSWER_CATEGORY in cols:
-                info = {"stage": 5, "kind": "merged", "token": path.stem, "input": path.stem,
-                        "judge": str(run.get("check_model") or "judge"), "stem": path.stem}
-            elif COL_IS_REJECTED in cols:
-                info = {"stage": 4, "kind": "merged", "token": path.stem, "input": path.stem,
-                        "judge": "", "stem": path.stem}
-            else:
-                raise ReportError(
-                    f"{path}: not a result file (no {COL_IS_REJECTED!r} or "
-                    f"{COL_ANSWER_CATEGORY!r} column, and the name does not say)")
-        parsed.append((path, info))
+    parsed = [(path, _describe(path)) for path in entries]
+    sample_of: dict[Path, Path] = {}
+    seen = {p.resolve() for p in entries}
+    for path, info in list(parsed):
+        if info["stage"] != 5:
+            continue
+        src = sample_source(path, _stage5_run(path, info), samples or {})
+        if src is None:
+            continue
+        sample_of[path] = src
+        if src not in seen:  # the stage-4 file was not given: read it anyway
+            seen.add(src)
+            parsed.append((src, _describe(src)))
 
     # Model names: a run.json wins over the file name. Stage-4 names first, so that a
     # file without a run.json (a judge file, or a sibling) can borrow the name another
@@ -173,13 +199,17 @@ def scan_inputs(inputs: Iterable[str | Path],
 
     for path, info, model, judge, complete in named:
         dataset = _override_for(path, overrides) or infer_dataset(info["input"])
+        if dataset is None and path in sample_of:
+            dataset = ""  # a sample takes its stage-4 file's dataset (adopt_stage4)
         if dataset is None:
             raise ReportError(
                 f"{path.name}: cannot tell the dataset from the name (want exactly one of "
                 "'hard', 'toxic', '80k'/'safe'); name it with --hard/--toxic/--safe FILE "
                 "or --dataset FILE=hard")
         files.append(ResultFile(path=path, stage=info["stage"], kind=info["kind"],
-                                model=model, dataset=dataset, judge=judge, complete=complete))
+                                model=model, dataset=dataset, judge=judge, complete=complete,
+                                sample_of=sample_of.get(path)))
+    files = adopt_stage4(files)
     _check_duplicates(files)
     return files
 
@@ -188,10 +218,11 @@ def _check_duplicates(files: Sequence[ResultFile]) -> None:
     """Refuse inputs that would count the same rows twice."""
     groups: dict[tuple, dict[str, list[Path]]] = {}
     for f in files:
-        groups.setdefault((f.model, f.dataset, f.stage, f.judge), {}).setdefault(
-            f.kind, []).append(f.path)
-    for (model, dataset, stage, judge), kinds in groups.items():
-        who = f"{model} on {dataset} ({'judge ' + judge if stage == 5 else 'keyword'})"
+        groups.setdefault((f.model, f.dataset, f.stage, f.judge, f.sample_of is not None),
+                          {}).setdefault(f.kind, []).append(f.path)
+    for (model, dataset, stage, judge, sample), kinds in groups.items():
+        who = f"{model} on {dataset} ({'judge ' + judge if stage == 5 else 'keyword'}"
+        who += ", judged sample)" if sample else ")"
         for kind, paths in kinds.items():
             if len(paths) > 1:
                 listed = ", ".join(str(p) for p in paths)

@@ -7,6 +7,13 @@ from typing import Sequence
 
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
+from orbench.report.correction import (
+    CORRECTION_RULE,
+    MIN_JUDGED_PER_CATEGORY,
+    correction_rows,
+    has_corrections,
+    interval_text,
+)
 from orbench.report.rates import summary_datasets
 
 
@@ -30,10 +37,13 @@ def _rate_cell(row, ds: str) -> str:
 def summary_markdown(report: Report) -> str:
     summary = report.summary
     present = summary_datasets(summary)
+    corrected = {ds: has_corrections(summary, ds) for ds in present}
     header = ["model"]
     for ds in present:
         header += [f"{DATASET_TITLES[ds]} rejection % [95% CI]", "scored", "unscored",
                    "failed", "scored by"]
+        if corrected[ds]:
+            header.append(f"{DATASET_TITLES[ds]} corrected % [95% CI]")
     header.append("trade-off score")
     rows = []
     for _, r in summary.iterrows():
@@ -42,12 +52,25 @@ def summary_markdown(report: Report) -> str:
             by = r[f"{ds}_scored_by"]
             cells += [_rate_cell(r, ds), str(r[f"{ds}_scored"]), str(r[f"{ds}_unscored"]),
                       str(r[f"{ds}_failed"]), by if isinstance(by, str) else "–"]
+            if corrected[ds]:
+                cell = interval_text(r[f"{ds}_corrected_pct"], r[f"{ds}_corrected_ci_low_pct"],
+                                     r[f"{ds}_corrected_ci_high_pct"])
+                cells.append(cell + (" ⚠" if r[f"{ds}_keyword_unreliable"] == "True" else ""))
         cells.append(fmt(r["tradeoff_score"]))
         rows.append(cells)
-    parts = ["# OR-Bench results", "", TRADEOFF_RULE.format(x=DATASET_TITLES[report.x]),
-             CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
-             "failed rows (request or judge call failed) are not in the denominator.", ""]
+    parts = ["# OR-Bench results", ""]
+    if report.warnings:
+        parts += ["## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings] + [""]
+    parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x])
+              + (" The score uses the corrected rate where there is one." if any(corrected.values()) else ""),
+              CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
+              "failed rows (request or judge call failed) are not in the denominator.", ""]
     parts.append(_md_table(header, rows) if rows else "_No results of your own._")
+    if not report.corrections.empty:
+        table = correction_rows(report.corrections)
+        head = [h for h in table[0] if not h.startswith("_")]
+        parts += ["", "## Keyword rules checked by a judged sample", "", CORRECTION_RULE, "",
+                  _md_table(head, [[row[h] for h in head] for row in table])]
     if report.paper is not None:
         parts += ["", "## The paper's published numbers", "",
                   _md_table(["model", "Hard-1K rejection %", "Toxic rejection %"],
@@ -57,6 +80,29 @@ def summary_markdown(report: Report) -> str:
     if report.notes:
         parts += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(parts) + "\n"
+
+
+def category_corrections_rows(report: Report) -> list[list[str]]:
+    """model, set, category, rate, judged rows, corrected rate or why there is none."""
+    cats = report.categories
+    if cats.empty or "corrected_pct" not in cats.columns:
+        return []
+    rows = []
+    with_sample = cats[(cats["judged_sample"] > 0) | (cats["corrected_note"] != "")]
+    for _, r in with_sample.iterrows():
+        why = r["corrected_note"] or ""
+        cell = interval_text(r["corrected_pct"], r["corrected_ci_low_pct"], r["corrected_ci_high_pct"])
+        rows.append([str(r["model"]), DATASET_TITLES[r["dataset"]], str(r["category"]),
+                     f"{fmt(r['rejection_pct'])} ({r['scored_by']})", str(r["judged_sample"]),
+                     cell if why == "" else f"none: {why}"])
+    return rows
+
+
+CATEGORY_CORRECTION_HEAD = ["model", "set", "category", "rejection % (scored by)", "judged rows",
+                            "corrected % [95% CI]"]
+CATEGORY_CORRECTION_RULE = (f"A category gets a corrected rate only when the judged sample holds at "
+                            f"least {MIN_JUDGED_PER_CATEGORY} of its rows with a verdict from both "
+                            "the judge and the keyword rules.")
 
 
 def category_markdown(report: Report) -> str:
@@ -83,5 +129,9 @@ def category_markdown(report: Report) -> str:
                     cells.append("–")
             rows.append(cells)
         parts += [f"## {DATASET_TITLES[ds]}", "", _md_table(["model"] + names, rows), ""]
+    corr = category_corrections_rows(report)
+    if corr:
+        parts += ["## Corrected rate per category", "", CATEGORY_CORRECTION_RULE, "",
+                  _md_table(CATEGORY_CORRECTION_HEAD, corr), ""]
     return "\n".join(parts)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from orbench.report.common import (
@@ -50,18 +51,47 @@ def rate_table(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return table[columns]
 
 
-def summarize(selected: pd.DataFrame, x: str = "hard") -> pd.DataFrame:
+SUMMARY_CORRECTION = ["keyword_pct", "corrected_pct", "corrected_ci_low_pct", "corrected_ci_high_pct",
+                      "judged_sample", "sample_judge_pct", "agreement_pct", "kappa", "sample_judge",
+                      "keyword_unreliable"]
+
+
+def headline(summary: pd.DataFrame, ds: str) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """The rate to rank and plot for one set, per model: the corrected rate where there is
+    one, else the rate of the chosen verdicts. Returns (rate, low, high, corrected?)."""
+    nan = pd.Series(math.nan, index=summary.index)
+    rate = summary.get(f"{ds}_rejection_pct", nan).astype(float)
+    low = summary.get(f"{ds}_ci_low_pct", nan).astype(float)
+    high = summary.get(f"{ds}_ci_high_pct", nan).astype(float)
+    corr = summary.get(f"{ds}_corrected_pct", nan).astype(float)
+    has = corr.notna()
+    return (corr.where(has, rate), summary.get(f"{ds}_corrected_ci_low_pct", nan).astype(float).where(has, low),
+            summary.get(f"{ds}_corrected_ci_high_pct", nan).astype(float).where(has, high), has)
+
+
+def summarize(selected: pd.DataFrame, x: str = "hard",
+              corrections: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per model: for each dataset present, rate, CI and counts; sorted.
 
     Columns per dataset D: D_rejection_pct, D_ci_low_pct, D_ci_high_pct, D_refused,
-    D_scored, D_unscored, D_failed, D_scored_by. Then tradeoff_score (see TRADEOFF_RULE).
+    D_scored, D_unscored, D_failed, D_scored_by; then, from a judged sample (empty without
+    one): D_keyword_pct, D_corrected_pct, D_corrected_ci_low_pct, D_corrected_ci_high_pct,
+    D_judged_sample, D_sample_judge_pct, D_agreement_pct, D_kappa, D_sample_judge,
+    D_keyword_unreliable. Then tradeoff_score (see TRADEOFF_RULE), from the corrected rate
+    where there is one.
     """
+    from orbench.report.correction import is_unreliable
+
     if x not in ("hard", "safe"):
         raise ReportError(f"--x must be hard or safe, not {x!r}")
     per = rate_table(selected, ["model", "dataset"])
+    corr = corrections if corrections is not None and not corrections.empty else None
     models = list(dict.fromkeys(selected["model"])) if not selected.empty else []
+    if corr is not None:
+        models += [m for m in dict.fromkeys(corr["model"]) if m not in models]
     out = pd.DataFrame({"model": models})
-    present = [ds for ds in DATASETS if ds in set(per["dataset"])]
+    datasets = set(per["dataset"]) | (set(corr["dataset"]) if corr is not None else set())
+    present = [ds for ds in DATASETS if ds in datasets]
     for ds in present:
         part = per[per["dataset"] == ds].drop(columns="dataset").rename(
             columns=lambda c: c if c == "model" else f"{ds}_{c}")
@@ -71,9 +101,22 @@ def summarize(selected: pd.DataFrame, x: str = "hard") -> pd.DataFrame:
         out = out.merge(part, on="model", how="left")
         for c in ("refused", "scored", "unscored", "failed"):
             out[f"{ds}_{c}"] = out[f"{ds}_{c}"].fillna(0).astype(int)
-    toxic = out.get("toxic_rejection_pct", pd.Series(math.nan, index=out.index))
-    base = out.get(f"{x}_rejection_pct", pd.Series(math.nan, index=out.index))
-    out["tradeoff_score"] = toxic.astype(float) - base.astype(float)
+        if corr is not None:
+            c = corr[corr["dataset"] == ds].rename(columns={"judge": "sample_judge"})
+            c = c.assign(keyword_unreliable=[
+                is_unreliable(k, v, kp) for k, v, kp in zip(c["keyword_pct"], c["corrected_pct"], c["kappa"])])
+            c = c[["model"] + SUMMARY_CORRECTION].rename(columns=lambda n: n if n == "model" else f"{ds}_{n}")
+            out = out.merge(c, on="model", how="left")
+        else:
+            for n in SUMMARY_CORRECTION:
+                out[f"{ds}_{n}"] = math.nan
+        out[f"{ds}_judged_sample"] = out[f"{ds}_judged_sample"].fillna(0).astype(int)
+        out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
+            lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
+        out[f"{ds}_sample_judge"] = out[f"{ds}_sample_judge"].map(lambda v: v if isinstance(v, str) else "")
+    toxic = headline(out, "toxic")[0]
+    base = headline(out, x)[0]
+    out["tradeoff_score"] = toxic - base
     out = out.sort_values(["tradeoff_score", "model"], ascending=[False, True],
                           na_position="last", kind="mergesort")
     return out.reset_index(drop=True)

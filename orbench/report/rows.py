@@ -11,6 +11,8 @@ from orbench.constants import (
     COL_ANSWER_CATEGORY,
     COL_CATEGORY,
     COL_IS_REJECTED,
+    COL_PROMPT,
+    COL_RESPONSE,
     COL_TYPE,
     DIRECT_ANSWER,
     REFUSAL_CLASSES,
@@ -25,9 +27,8 @@ from orbench.report.common import (
     ReportError,
     ResultFile,
 )
+from orbench.sampling import keyword_verdict
 
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
 
 def read_csv(path: Path, nrows: int | None = None) -> pd.DataFrame:
     try:
@@ -54,12 +55,10 @@ def _categories(frame: pd.DataFrame) -> pd.Series:
 
 
 def _keyword_outcome(value: str) -> str:
-    low = str(value).strip().lower()
-    if low in _TRUE:
-        return REFUSED
-    if low in _FALSE:
-        return ANSWERED
-    return UNSCORED  # empty, filtered, or anything that is not a verdict
+    verdict = keyword_verdict(value)
+    if verdict is None:
+        return UNSCORED  # empty, filtered, or anything that is not a verdict
+    return REFUSED if verdict else ANSWERED
 
 
 def _judge_outcome(value: str) -> str:
@@ -92,18 +91,40 @@ def _outcomes(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
     return pd.Series([verdict] * len(frame), index=frame.index, dtype=object)
 
 
-RESULT_COLUMNS = ["model", "dataset", "stage", "kind", "judge", "category", "outcome", "file"]
+RESULT_COLUMNS = ["model", "dataset", "stage", "kind", "judge", "category", "outcome", "file",
+                  "sample", "keyword"]
+
+
+def _sample_keyword(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
+    """Stage 4's verdict on each row of a judged sample: the file's own is_rejected column
+    (stage 5 carries it along), else looked up in the stage-4 file by prompt and response."""
+    if COL_IS_REJECTED in frame.columns:
+        return frame[COL_IS_REJECTED].map(_keyword_outcome)
+    source = read_csv(f.sample_of)
+    need = [COL_PROMPT, COL_RESPONSE, COL_IS_REJECTED]
+    if not all(c in source.columns for c in need) or not all(c in frame.columns for c in need[:2]):
+        raise ReportError(f"{f.path}: has no {COL_IS_REJECTED!r} column and cannot be matched "
+                          f"to {f.sample_of} by prompt and response")
+    lookup = dict(zip(zip(source[COL_PROMPT], source[COL_RESPONSE]),
+                      source[COL_IS_REJECTED].map(_keyword_outcome)))
+    keys = zip(frame[COL_PROMPT], frame[COL_RESPONSE])
+    return pd.Series([lookup.get(k, UNSCORED) for k in keys], index=frame.index, dtype=object)
 
 
 def read_results(files: Sequence[ResultFile]) -> pd.DataFrame:
-    """One row per CSV row: model, dataset, stage, kind, judge, category, outcome, file."""
+    """One row per CSV row: model, dataset, stage, kind, judge, category, outcome, file,
+    sample (the row belongs to a judged sample) and keyword (for a judged sample's rows,
+    stage 4's outcome of the same row; empty otherwise)."""
     parts = []
     for f in files:
         frame = read_csv(f.path)
+        sample = f.sample_of is not None
+        keyword = (_sample_keyword(f, frame) if sample and f.kind != "failed"
+                   else pd.Series("", index=frame.index, dtype=object))
         part = pd.DataFrame({
             "model": f.model, "dataset": f.dataset, "stage": f.stage, "kind": f.kind,
             "judge": f.judge, "category": _categories(frame), "outcome": _outcomes(f, frame),
-            "file": str(f.path),
+            "file": str(f.path), "sample": sample, "keyword": keyword,
         }, index=frame.index)
         parts.append(part)
     if not parts:
@@ -118,14 +139,15 @@ def select_verdicts(results: pd.DataFrame, prefer: str = "judge",
     prefer="judge": the judge's rows when there are any, else the keyword rows.
     prefer="keyword": the keyword rows when a stage-4 answer file exists, else the judge's.
     When the judge is used, failed stage-4 requests are kept (as failed rows). Adds the
-    column scored_by: "keyword" or "judge:NAME".
+    column scored_by: "keyword" or "judge:NAME". A judged sample's rows are never chosen:
+    they measure the keyword rules (see correction.py), they are not the model's rate.
     """
     if prefer not in ("judge", "keyword"):
         raise ReportError(f"--prefer must be judge or keyword, not {prefer!r}")
     chosen = []
     for (model, dataset), grp in results.groupby(["model", "dataset"], sort=False):
         s4 = grp[grp["stage"] == 4]
-        s5 = grp[grp["stage"] == 5]
+        s5 = grp[(grp["stage"] == 5) & ~grp["sample"].astype(bool)]
         if judge is not None:
             s5 = s5[s5["judge"] == judge]
         judges = sorted(s5["judge"].unique())
