@@ -152,3 +152,22 @@ def correct(keyword_refused: int, population: int, judge_refused: int, missed: i
     return Correction(population=population, keyword_refused=keyword_refused, judged=judged,
                       judge_refused=judge_refused, missed=missed, false_refusals=false_refusals,
                       rate=est, ci_low=low, ci_high=high)
+
+
+def simulate_counts(p: float, sensitivity: float, false_alarm: float, judged: int, population: int,
+                    runs: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Seeded draws of what a run would count, for coverage checks and width tables.
+
+    A model whose judge-refusal rate is p; keyword rules that catch a share `sensitivity` of
+    its refusals and flag a share `false_alarm` of its answers. Each run draws `population`
+    rows, then a uniform sample of `judged` of them without replacement. Returns, per run:
+    the population's cell counts (both refuse, missed, false refusal, neither; shape
+    (runs, 4)) and the sample's both / missed / false-refusal counts.
+    """
+    rng = np.random.default_rng(seed)
+    cells = [p * sensitivity, p * (1 - sensitivity), (1 - p) * false_alarm, (1 - p) * (1 - false_alarm)]
+    pop = rng.multinomial(population, cells, size=runs)
+    both = rng.hypergeometric(pop[:, 0], population - pop[:, 0], judged)
+    missed = rng.hypergeometric(pop[:, 1], pop[:, 2] + pop[:, 3], judged - both)
+    false = rng.hypergeometric(pop[:, 2], pop[:, 3], judged - both - missed)
+    return pop, both, missed, false

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from orbench.agreement import cohen_kappa, kappa_from_counts, pairwise
-from orbench.estimators import correct, corrected_interval, ppi_normal_interval
+from orbench.estimators import correct, corrected_interval, ppi_normal_interval, simulate_counts
 from tests.ppi_reference import CASES, arrays, ppi_reference
 
 Z = 1.959963984540054
@@ -93,17 +93,7 @@ def test_correction_record_and_undefined_cases():
 
 
 def simulate(p, sensitivity, false_alarm, n, big_n, runs, seed):
-    """runs seeded draws: N rows from a model whose judge rate is p and whose keyword rules
-    catch a share `sensitivity` of the refusals and flag a share `false_alarm` of the
-    answers; then a uniform sample of n rows without replacement, judged. Returns the
-    counts per run, as arrays."""
-    rng = np.random.default_rng(seed)
-    cells = [p * sensitivity, p * (1 - sensitivity), (1 - p) * false_alarm, (1 - p) * (1 - false_alarm)]
-    pop = rng.multinomial(big_n, cells, size=runs)  # (both, missed, false refusal, neither)
-    s11 = rng.hypergeometric(pop[:, 0], big_n - pop[:, 0], n)
-    s10 = rng.hypergeometric(pop[:, 1], pop[:, 2] + pop[:, 3], n - s11)
-    s01 = rng.hypergeometric(pop[:, 2], pop[:, 3], n - s11 - s10)
-    return pop, s11, s10, s01
+    return simulate_counts(p, sensitivity, false_alarm, n, big_n, runs, seed)
 
 
 SCENARIOS = {  # p, sensitivity, false-alarm rate

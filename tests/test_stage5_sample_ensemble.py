@@ -272,3 +272,11 @@ def test_same_judge_twice_is_exit_2(harness, capsys):
     write_csv(harness.work / "r.csv", {"prompt": ["q"], "response": ["a"]})
     assert harness.run(main, "--check_model=fake,fake", "--input_file=r.csv") == 2
     assert len(error_lines(capsys.readouterr().err)) == 1
+
+
+def test_sample_with_limit_is_one_line_exit_2(harness, capsys):
+    srv = harness.serve()
+    stage4(harness.work / "m_merged_x.csv", 10)
+    assert harness.run(main, "--check_model=fake", "--input_file=m_merged_x.csv", "--sample=3", "--limit=5") == 2
+    err = error_lines(capsys.readouterr().err)
+    assert len(err) == 1 and "--limit" in err[0] and chat_requests(srv) == []

@@ -139,6 +139,9 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         raise UserError("--check_model is empty")
     if len(set(names)) != len(names):
         raise UserError(f"--check_model lists a model twice: {args.check_model}")
+    if args.sample is not None and args.limit is not None:
+        # A sample of the first rows is not a sample of the file the report corrects.
+        raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
     prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY})
     has_keyword = COL_IS_REJECTED in prepared.rows[0]
     jobs, sample = choose_jobs(prepared.rows, has_keyword, args.sample, args.seed)
