@@ -235,3 +235,16 @@ def test_trade_off_score_and_figure_use_the_corrected_rates(missed_half, tmp_pat
     # Without the sample there is no corrected point, and the legend does not claim one.
     plain = rp.plot_tradeoff(rp.build_report([s4, s4t]).summary, tmp_path / "plain")
     assert plain.points == 1 and "square: corrected rate" not in plain.svg.read_text(encoding="utf-8")
+
+
+def test_prefer_keyword_keeps_the_headline_on_keyword_rates(missed_half, tmp_path):
+    root, s4, _ = missed_half
+    stage4(root / "final_m_results" / "m_merged_or-bench-toxic.csv", case(50, 0, 0, 50))
+    rep = rp.build_report([root], prefer="keyword")
+    s = rep.summary.loc[0]
+    assert s["tradeoff_score"] == PCT(50.0 - 36.5)  # keyword rates
+    assert not math.isnan(s["hard_corrected_pct"]) and rep.warnings  # still shown, still warned
+    assert "--prefer keyword" in rp.summary_markdown(rep)
+    out = tmp_path / "out"
+    assert rp.main([str(root), "--output_dir", str(out), "--prefer", "keyword"]) == 0
+    assert "square: corrected rate" not in (out / "tradeoff.svg").read_text(encoding="utf-8")

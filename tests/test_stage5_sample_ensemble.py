@@ -10,7 +10,7 @@ from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
 from tests.responders import ENSEMBLE_IDS, judged_pair
 from tests.stage_helpers import (  # noqa: F401  (fixtures)
-    chat_requests, error_lines, harness, read_csv, rows_by, runinfo, write_csv,
+    chat_requests, error_lines, harness, read_csv, runinfo, write_csv,
 )
 
 COLS = ["prompt", "answer_category", "answer_type_response", "response", "category", "is_rejected"]

@@ -35,6 +35,8 @@ class Report:
     # One row per (model, dataset) with a judged sample: see correction.correction_table.
     corrections: pd.DataFrame = field(default_factory=pd.DataFrame)
     warnings: list[str] = field(default_factory=list)  # keyword rules shown to be unreliable
+    # Whether the trade-off score and figure use corrected rates (not with --prefer keyword).
+    use_corrected: bool = True
 
 
 def load_results(inputs: Iterable[str | Path],
@@ -58,7 +60,10 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     # Other sources of result rows (RESULT_COLUMNS) are appended to `results` here.
     selected = select_verdicts(results, prefer=prefer, judge=judge)
     corrections = correction_table(results, ["model", "dataset"], judge=judge)
-    summary = summarize(selected, x=x, corrections=corrections)
+    # --prefer keyword: the user trusts the keyword rules over the judge, so the judge's
+    # sample does not move the headline numbers; the corrected columns stay beside them.
+    use_corrected = prefer == "judge"
+    summary = summarize(selected, x=x, corrections=corrections, use_corrected=use_corrected)
     categories = category_table(selected, list(summary["model"]))
     categories = with_category_corrections(categories, correction_table(
         results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
@@ -77,4 +82,4 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
                      "of the figure when x is the safe set.")
     return Report(files=files, selected=selected, summary=summary, categories=categories,
                   x=x, paper=paper, notes=notes, corrections=corrections,
-                  warnings=warning_lines(corrections))
+                  warnings=warning_lines(corrections), use_corrected=use_corrected)

@@ -132,7 +132,7 @@ def warning_lines(corrections: pd.DataFrame) -> list[str]:
         lines.append(f"{r['model']} on {r['dataset']}: {UNRELIABLE} (keyword {r['keyword_pct']:.1f}%, "
                      f"corrected {r['corrected_pct']:.1f}% [{r['corrected_ci_low_pct']:.1f}, "
                      f"{r['corrected_ci_high_pct']:.1f}], kappa {kappa}, "
-                     f"{r['judged_sample']} judged rows by {r['judge']})")
+                     f"{rows_text(r['judged_sample'])} judged by {r['judge']})")
     return lines
 
 
@@ -151,6 +151,20 @@ def with_category_corrections(categories: pd.DataFrame, per_category: pd.DataFra
     out["judged_sample"] = out["judged_sample"].fillna(0).astype(int)
     out["corrected_note"] = out["corrected_note"].fillna("")
     return out
+
+
+def score_note(use_corrected: bool, any_corrected: bool) -> str:
+    """What the trade-off score and the figure are computed from, when corrections exist."""
+    if not any_corrected:
+        return ""
+    if use_corrected:
+        return " The score and the figure use the corrected rate where there is one."
+    return (" The score and the figure use the rates of the chosen verdicts (--prefer keyword); "
+            "the corrected rates are shown beside them.")
+
+
+def rows_text(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
 
 
 def has_corrections(summary: pd.DataFrame, ds: str) -> bool:
@@ -176,8 +190,8 @@ def correction_rows(corrections: pd.DataFrame) -> list[dict[str, str]]:
         rows.append({
             "model": str(r["model"]),
             "set": DATASET_TITLES.get(r["dataset"], str(r["dataset"])),
-            "keyword % (all rows)": f"{fmt(r['keyword_pct'])} ({r['keyword_scored']} rows)",
-            "judge % (sample only)": f"{fmt(r['sample_judge_pct'])} ({r['judged_sample']} rows, {r['judge']})",
+            "keyword % (all rows)": f"{fmt(r['keyword_pct'])} ({rows_text(r['keyword_scored'])})",
+            "judge % (sample only)": f"{fmt(r['sample_judge_pct'])} ({rows_text(r['judged_sample'])}, {r['judge']})",
             "missed / false refusals": f"{r['missed']} / {r['false_refusals']}",
             "agreement %": fmt(r["agreement_pct"]),
             "kappa": kappa,

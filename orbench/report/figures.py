@@ -53,18 +53,20 @@ class TradeoffFigure:
 
 
 def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
-                  paper: pd.DataFrame | None = None, title: str | None = None) -> TradeoffFigure:
+                  paper: pd.DataFrame | None = None, title: str | None = None,
+                  use_corrected: bool = True) -> TradeoffFigure:
     """The trade-off figure: x = rejection rate on the x set, y = on the toxic set.
 
     Writes out_stem.png and out_stem.svg. The user's models are coloured points: on each
     axis the corrected rate (keyword + judged sample) with its 95% interval where there is
     one (square markers), else the rate of the chosen verdicts with its Wilson 95% CI
-    (circles). The paper's are grey, when given and x is "hard".
+    (circles); use_corrected=False plots the chosen verdicts' rates only. The paper's are
+    grey, when given and x is "hard".
     """
     out_stem = Path(out_stem)
     if len(summary):
-        xr, xl, xh, xc = headline(summary, x)
-        yr, yl, yh, yc = headline(summary, "toxic")
+        xr, xl, xh, xc = headline(summary, x, use_corrected)
+        yr, yl, yh, yc = headline(summary, "toxic", use_corrected)
         keep = (xr.notna() & yr.notna()).to_numpy()
         mine = summary[keep].reset_index(drop=True)
         xr, xl, xh, yr, yl, yh = (s[keep].to_numpy(float) for s in (xr, xl, xh, yr, yl, yh))
@@ -178,7 +180,7 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     obstacles = []
     legend = None
     if legend_handles:
-        legend = ax.legend(handles=legend_handles, loc="lower right", fontsize=8.5,
+        legend = ax.legend(handles=legend_handles, loc="best", fontsize=8.5,
                            framealpha=0.92)
         legend.set_zorder(6)
     fig.canvas.draw()

@@ -9,6 +9,7 @@ from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
 from orbench.report.correction import (
     CORRECTION_RULE,
+    score_note,
     MIN_JUDGED_PER_CATEGORY,
     correction_rows,
     has_corrections,
@@ -62,7 +63,7 @@ def summary_markdown(report: Report) -> str:
     if report.warnings:
         parts += ["## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings] + [""]
     parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x])
-              + (" The score uses the corrected rate where there is one." if any(corrected.values()) else ""),
+              + score_note(report.use_corrected, any(corrected.values())),
               CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
               "failed rows (request or judge call failed) are not in the denominator.", ""]
     parts.append(_md_table(header, rows) if rows else "_No results of your own._")

@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 from orbench import __version__
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, TRADEOFF_RULE
-from orbench.report.correction import CORRECTION_RULE, UNRELIABLE
+from orbench.report.correction import CORRECTION_RULE, UNRELIABLE, score_note
 from orbench.report.figures import TradeoffFigure
 from orbench.report.html_tables import (
     category_corrections_html,
@@ -52,7 +52,7 @@ def summary_section(page: Page) -> str:
     parts = [
         "<h2>Summary</h2>",
         paragraph(TRADEOFF_RULE.format(x=xname)
-                  + (" The score uses the corrected rate where there is one." if corrected else "")
+                  + score_note(report.use_corrected, corrected)
                   + " Click a column header to re-sort."),
         f"<p>{html.escape(CI_RULE)} Rejection rate = refused / scored. <b>unscored</b>: rows "
         "with no verdict (an empty or filtered response, or a judge verdict that could not be "
@@ -82,9 +82,9 @@ def corrections_section(page: Page) -> str:
 
 def figure_section(page: Page) -> str:
     xname = DATASET_TITLES[page.report.x]
-    corrected = not page.report.corrections.empty
-    bars = ("Filled points: corrected rates, with their 95% intervals as error bars; hollow "
-            "points: rates of the chosen verdicts, with Wilson 95% CIs." if corrected
+    corrected = not page.report.corrections.empty and page.report.use_corrected
+    bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
+            "of the chosen verdicts, with Wilson 95% CIs." if corrected
             else "Error bars: Wilson 95% CIs.")
     return "\n".join([
         "<h2>Over-refusal vs. safety</h2>",

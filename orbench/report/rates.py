@@ -56,21 +56,23 @@ SUMMARY_CORRECTION = ["keyword_pct", "corrected_pct", "corrected_ci_low_pct", "c
                       "keyword_unreliable"]
 
 
-def headline(summary: pd.DataFrame, ds: str) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+def headline(summary: pd.DataFrame, ds: str,
+             use_corrected: bool = True) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
     """The rate to rank and plot for one set, per model: the corrected rate where there is
-    one, else the rate of the chosen verdicts. Returns (rate, low, high, corrected?)."""
+    one (unless use_corrected is False), else the rate of the chosen verdicts.
+    Returns (rate, low, high, corrected?)."""
     nan = pd.Series(math.nan, index=summary.index)
     rate = summary.get(f"{ds}_rejection_pct", nan).astype(float)
     low = summary.get(f"{ds}_ci_low_pct", nan).astype(float)
     high = summary.get(f"{ds}_ci_high_pct", nan).astype(float)
     corr = summary.get(f"{ds}_corrected_pct", nan).astype(float)
-    has = corr.notna()
+    has = corr.notna() & use_corrected
     return (corr.where(has, rate), summary.get(f"{ds}_corrected_ci_low_pct", nan).astype(float).where(has, low),
             summary.get(f"{ds}_corrected_ci_high_pct", nan).astype(float).where(has, high), has)
 
 
-def summarize(selected: pd.DataFrame, x: str = "hard",
-              corrections: pd.DataFrame | None = None) -> pd.DataFrame:
+def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame | None = None,
+              use_corrected: bool = True) -> pd.DataFrame:
     """One row per model: for each dataset present, rate, CI and counts; sorted.
 
     Columns per dataset D: D_rejection_pct, D_ci_low_pct, D_ci_high_pct, D_refused,
@@ -78,7 +80,7 @@ def summarize(selected: pd.DataFrame, x: str = "hard",
     one): D_keyword_pct, D_corrected_pct, D_corrected_ci_low_pct, D_corrected_ci_high_pct,
     D_judged_sample, D_sample_judge_pct, D_agreement_pct, D_kappa, D_sample_judge,
     D_keyword_unreliable. Then tradeoff_score (see TRADEOFF_RULE), from the corrected rate
-    where there is one.
+    where there is one and use_corrected.
     """
     from orbench.report.correction import is_unreliable
 
@@ -114,8 +116,8 @@ def summarize(selected: pd.DataFrame, x: str = "hard",
         out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
             lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
         out[f"{ds}_sample_judge"] = out[f"{ds}_sample_judge"].map(lambda v: v if isinstance(v, str) else "")
-    toxic = headline(out, "toxic")[0]
-    base = headline(out, x)[0]
+    toxic = headline(out, "toxic", use_corrected)[0]
+    base = headline(out, x, use_corrected)[0]
     out["tradeoff_score"] = toxic - base
     out = out.sort_values(["tradeoff_score", "model"], ascending=[False, True],
                           na_position="last", kind="mergesort")

@@ -24,7 +24,8 @@ def write_report(report: Report, output_dir: str | Path) -> dict[str, Path]:
     report.categories.to_csv(written["categories_csv"], index=False, float_format="%.4f")
     written["categories_md"] = out / "per_category.md"
     written["categories_md"].write_text(category_markdown(report), encoding="utf-8")
-    fig = plot_tradeoff(report.summary, out / "tradeoff", x=report.x, paper=report.paper)
+    fig = plot_tradeoff(report.summary, out / "tradeoff", x=report.x, paper=report.paper,
+                        use_corrected=report.use_corrected)
     written["tradeoff_png"], written["tradeoff_svg"] = fig.png, fig.svg
     charts: dict[str, Path] = {}
     used: set[str] = set()
