@@ -31,6 +31,20 @@ exists for it, else the keyword verdicts (`--prefer keyword` reverses this). Wit
 failed stage-4 requests still count as failed rows. The paper used keywords on the 80K set
 and the judge on Hard-1K and Toxic.
 
+Judged samples: a stage-5 file whose .run.json has a `sample_size` (stage 5 `--sample N`), or
+that `--sample_of JUDGED=STAGE4` pairs with its stage-4 file, judged a uniform random sample
+of that stage-4 file. It is never taken as the model's verdicts: it measures the keyword
+rules on that model, and the report shows the keyword rate corrected by it (prediction-
+powered inference) with a 95% interval, the judge's rate on the sample, agreement, Cohen's
+kappa and a warning when the rules look unreliable (correction.py). The stage-4 file is
+found from the .run.json (`input_path`, else `input_file` beside the stage-5 file) and read
+even when not among the inputs; when it is missing the report stops with exit code 2.
+
+Package layout: files (finding and classifying inputs), samples (pairing judged samples with
+their stage-4 files), rows (one outcome per row, choice of verdicts), rates (Wilson rates,
+the summary), correction (corrected rates), build (the Report), markdown, figures and labels,
+htmlkit / html_tables / page (the HTML page, a list of sections), write, cli.
+
 Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,
 tradeoff.png, tradeoff.svg, models/*.png (rate per category per model) and report.html,
 one self-contained file with everything.
