@@ -11,6 +11,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from orbench import report as rp
@@ -248,3 +249,12 @@ def test_prefer_keyword_keeps_the_headline_on_keyword_rates(missed_half, tmp_pat
     out = tmp_path / "out"
     assert rp.main([str(root), "--output_dir", str(out), "--prefer", "keyword"]) == 0
     assert "square: corrected rate" not in (out / "tradeoff.svg").read_text(encoding="utf-8")
+
+
+def test_rows_appended_without_the_sample_columns_count_as_full_runs(missed_half):
+    # Another row source (e.g. a log reader) may not know the sample/keyword columns.
+    root, s4, s5 = missed_half
+    results = rp.read_results(rp.scan_inputs([root]))
+    extra = results[results["stage"] == 5].drop(columns=["sample", "keyword"]).assign(judge="other", file="log")
+    both = rp.select_verdicts(pd.concat([results, extra], ignore_index=True), judge="other")
+    assert set(both["scored_by"]) == {"judge:other"} and len(both) == len(extra)

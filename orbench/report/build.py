@@ -57,7 +57,8 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
         raise ReportError("no input files: give result files or folders, or --compare_paper")
     files = scan_inputs(inputs, datasets, samples) if inputs else []
     results = read_results(files)
-    # Other sources of result rows (RESULT_COLUMNS) are appended to `results` here.
+    # Other sources of result rows (RESULT_COLUMNS) are appended to `results` here; rows that
+    # are not a judged sample's may leave `sample` and `keyword` empty (only True counts).
     selected = select_verdicts(results, prefer=prefer, judge=judge)
     corrections = correction_table(results, ["model", "dataset"], judge=judge)
     # --prefer keyword: the user trusts the keyword rules over the judge, so the judge's

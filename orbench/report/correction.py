@@ -53,11 +53,11 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     """
     keys = list(keys)
     columns = keys + COLUMNS + ["note"]
-    if results.empty or not results["sample"].astype(bool).any():
+    if results.empty or not results["sample"].eq(True).any():
         return pd.DataFrame(columns=columns)
     scored = results["outcome"].isin((REFUSED, ANSWERED))
     keyword = results[(results["stage"] == 4) & scored]
-    judged = results[results["sample"].astype(bool) & (results["stage"] == 5) & scored
+    judged = results[results["sample"].eq(True) & (results["stage"] == 5) & scored
                      & results["keyword"].isin((REFUSED, ANSWERED))]
     if judge is not None:
         judged = judged[judged["judge"] == judge]
@@ -67,7 +67,7 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
             raise ReportError(f"{model} on {dataset} has judged samples from several judges "
                               f"({', '.join(names)}); pick one with --judge")
     # The sampled rows' own groups, even when every sampled row went unscored.
-    sampled = results[results["sample"].astype(bool) & (results["stage"] == 5)]
+    sampled = results[results["sample"].eq(True) & (results["stage"] == 5)]
     if judge is not None:
         sampled = sampled[sampled["judge"] == judge]
     if sampled.empty:

@@ -147,7 +147,7 @@ def select_verdicts(results: pd.DataFrame, prefer: str = "judge",
     chosen = []
     for (model, dataset), grp in results.groupby(["model", "dataset"], sort=False):
         s4 = grp[grp["stage"] == 4]
-        s5 = grp[(grp["stage"] == 5) & ~grp["sample"].astype(bool)]
+        s5 = grp[(grp["stage"] == 5) & ~grp["sample"].eq(True)]
         if judge is not None:
             s5 = s5[s5["judge"] == judge]
         judges = sorted(s5["judge"].unique())
