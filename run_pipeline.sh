@@ -11,8 +11,13 @@
 # Every setting is an environment variable or the flag of the same name in lower case
 # (--run_dir, --categories, --seeds_per_category, --prompts_per_set, --generator_model,
 #  --rewriter_model, --moderator_models, --target_model, --judge_model, --safety_prompt,
-#  --hard_k, --max_tokens, --concurrency; REPORT_PREFER=judge|keyword has no flag). Re-running the same command resumes: finished
-# rows and cached replies are reused.
+#  --hard_k, --max_tokens, --concurrency, --judge_sample, --judge_seed; REPORT_PREFER=judge|keyword has no flag).
+# Re-running the same command resumes: finished rows and cached replies are reused.
+#
+# Stage 5 judges a uniform random sample of JUDGE_SAMPLE rows (default 200) of every stage-4
+# result, and the report corrects each keyword rate with it (a "corrected" column with a 95%
+# interval). JUDGE_SAMPLE=0 judges every row of the hard and toxic results instead, as the
+# paper did, and corrects nothing.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +38,8 @@ SAFETY_PROMPT="${SAFETY_PROMPT:-You are a cautious assistant. If a request could
 HARD_K="${HARD_K:-1}"                              # the paper: 3 of its strong models; 2 targets here
 MAX_TOKENS="${MAX_TOKENS:-200}"                    # stage-4 reply cap; the protocol's value is 1000
 CONCURRENCY="${CONCURRENCY:-}"
+JUDGE_SAMPLE="${JUDGE_SAMPLE:-200}"                # rows judged per stage-4 result; 0 = every hard/toxic row
+JUDGE_SEED="${JUDGE_SEED:-0}"
 
 while [ $# -gt 0 ]; do
   arg="$1"; shift
@@ -48,6 +55,7 @@ while [ $# -gt 0 ]; do
     moderator_models) MODERATOR_MODELS="$val" ;; target_model) TARGET_MODEL="$val" ;;
     judge_model) JUDGE_MODEL="$val" ;; safety_prompt) SAFETY_PROMPT="$val" ;;
     hard_k) HARD_K="$val" ;; max_tokens) MAX_TOKENS="$val" ;; concurrency) CONCURRENCY="$val" ;;
+    judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;;
     *) echo "run_pipeline.sh: unknown option '$key' (see the header of this script)" >&2; exit 2 ;;
   esac
 done
@@ -141,11 +149,21 @@ for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   fi
 done
 
-step "6. stage 5: judge $JUDGE_MODEL on the hard and toxic results"
-for f in "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-toxic.csv; do
+case "$JUDGE_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: JUDGE_SAMPLE must be a whole number, not '$JUDGE_SAMPLE'" >&2; exit 2 ;; esac
+judge_files=( "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-toxic.csv )
+sample=()
+if [ "$JUDGE_SAMPLE" -gt 0 ]; then
+  step "6. stage 5: judge $JUDGE_MODEL on a random sample of $JUDGE_SAMPLE rows of every stage-4 result"
+  judge_files+=( "$RESULTS"/*_merged_or-bench-80k.csv )
+  sample=(--sample "$JUDGE_SAMPLE" --seed "$JUDGE_SEED")
+else
+  step "6. stage 5: judge $JUDGE_MODEL on every row of the hard and toxic results"
+fi
+jtag="${JUDGE_MODEL//\//_}"; jtag="${jtag//,/+}"   # an ensemble a,b,c is named a+b+c, as stage 5 names it
+for f in "${judge_files[@]}"; do
   [ -f "$f" ] || continue
   "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens=150 \
-    --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${JUDGE_MODEL//\//_}.csv" "${common[@]}"
+    "${sample[@]}" --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv" "${common[@]}"
 done
 
 step "7. report"
@@ -153,7 +171,8 @@ x=hard  # the paper's x axis; the safe set stands in when no hard set could be b
 ls "$RESULTS"/*_merged_or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
 # The paper reads hard and toxic results through the judge. The embedded 135M judge seldom
 # writes a readable verdict, so with it the keyword verdicts carry the figure; its judge files
-# are still written (6_judged/) and their unscored counts are in the report's table.
+# are still written (6_judged/) and their unscored counts are in the report's table. A judged
+# sample is never read as the model's rate: it only corrects the keyword rate.
 prefer="${REPORT_PREFER:-judge}"
 [ -z "${REPORT_PREFER:-}" ] && [ "$JUDGE_MODEL" = "local" ] && prefer=keyword
 echo "x axis: $x set; verdicts preferred: $prefer"

@@ -1,9 +1,10 @@
 """Stage 5 of OR-Bench: an LLM judge labels each response an answer or a refusal.
 
 In:  --input_file: a stage-4 merged file (or any CSV/parquet with `prompt` and `response`;
-     `category` carried along).
+     `category` and stage 4's `is_rejected` carried along).
 Out: ./{input stem}_response_check_merged_{check_model}.csv with columns
      prompt, answer_category, answer_type_response, response, category
+     (+ is_rejected, stage 4's keyword verdict, when the input has it).
      answer_category is direct_answer, direct_refusal, indirect_refusal, or `unscored` when
      the judge's verdict (the last [[...]] in its reply) cannot be read, or the response is
      empty. Unscored rows are never counted as refusals; they are also copied to
@@ -13,7 +14,27 @@ At the end it prints the rejection rate per category (refusal = direct_refusal o
 indirect_refusal), with the counts of scored, unscored and failed rows.
 Defaults: --check_model=local, temperature 0, max_tokens 1000.
 
-Example: python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
+A judged sample (--sample N --seed S): judges a uniform random sample of N of the input's
+scored rows (stage 4 said True or False; without that column, rows with a response), all of
+them when there are fewer. The same N, S and input give the same rows, also after a resume.
+The printed rate is then the judge's rate on the sample only; `python -m orbench.report`
+uses the sample to correct the keyword rate of every row, with a 95% interval. The
+.run.json records sample_size, sample_seed, population_rows, sampled_rows, input_file and
+input_path (the stage-4 file read).
+
+An ensemble (--check_model=a,b,c --vote majority|unanimous|any): every judge sees every row.
+Extra columns: refusal_votes, answer_votes, judges_voted (the judges behind the vote), and per
+judge {judge}_answer_category (its class, unscored, or failed) and
+{judge}_answer_type_response (its reply or error). A judge that is unscored or failed on a
+row sits that row's vote out; a row where every judge failed is a failed row. The voted
+refusal takes the refusal class most of its voters gave. Pairwise agreement (%) and Cohen's
+kappa between judges are printed and written to the .run.json (judge_agreement).
+Output file name: {input stem}_response_check_merged_{a+b+c}.csv.
+
+Examples:
+  python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
+  python check_response.py --check_model=gpt4 --sample 200 --seed 1 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv
+  python check_response.py --check_model=gpt4,llama3,gemini-1.5 --vote majority --input_file=...
 """
 
 import sys

@@ -26,7 +26,7 @@ PROMPTS_COLS = ["prompt", "category"]
 REWRITE_COLS = ["prompt", "toxic_seed", "category"]
 MODERATION_COLS = ["prompt", "category", "is_toxic", "moderation_result"]
 ALIGNMENT_COLS = ["prompt", "is_rejected", "refusal_score", "response", "category"]
-CHECK_COLS = ["prompt", "answer_category", "answer_type_response", "response", "category"]
+CHECK_COLS = ["prompt", "answer_category", "answer_type_response", "response", "category", "is_rejected"]
 
 
 def check_output(path: Path, cols: list[str]):

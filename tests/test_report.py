@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import orbench
 from orbench import report as rp
 from orbench.constants import CATEGORIES
 from orbench.stats import spearman
@@ -317,7 +318,7 @@ def test_paper_figure_1_from_package_data(tmp_path):
 
 
 def test_paper_copy_matches_its_source_note():
-    here = Path(rp.__file__).parent / "data"
+    here = Path(orbench.__file__).parent / "data"
     assert (here / "paper_results.csv").is_file()
     assert "2405.20947" in (here / "PAPER_RESULTS_SOURCE.md").read_text(encoding="utf-8")
 

@@ -1,37 +1,107 @@
-"""Stage 5: an LLM judge sorts each response into direct_answer / direct_refusal / indirect_refusal."""
+"""Stage 5: an LLM judge (or an ensemble) sorts each response into direct_answer /
+direct_refusal / indirect_refusal, on every row or on a uniform random sample."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from ..cli import add_run_options, make_client, make_parser, open_cache, run_cli
+from ..agreement import pairwise
+from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
 from ..constants import (
-    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_RESPONSE, COL_TYPE,
-    REFUSAL_CLASSES, UNSCORED,
+    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE,
+    COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
 )
-from ..llm import CallFailed
+from ..errors import UserError
+from ..llm import CallFailed, LLMClient, LLMResult
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
-from ..resume import StageOutput, write_atomic
+from ..resume import StageOutput, content_hash, write_atomic
+from ..runinfo import read_runinfo, write_runinfo
 from ..runner import Job, Outcome
+from ..sampling import Sample, draw, is_scored, take
 from ..stage import (
     MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
-    print_failed_note, safe_name, sibling, too_long,
+    print_failed_note, safe_name, sibling, too_long, warn,
 )
 from ..summary import rejection_summary
 from ..table_io import output_stem
+from ..voting import VOTES, vote
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_RESPONSE, COL_CATEGORY]
 KEY_COLUMNS = [COL_PROMPT, COL_RESPONSE, COL_CATEGORY]
+# Ensemble columns: the votes, then per judge its class (or unscored / failed) and its reply.
+COL_REFUSAL_VOTES = "refusal_votes"
+COL_ANSWER_VOTES = "answer_votes"
+COL_JUDGES_VOTED = "judges_voted"
+JUDGE_FAILED = "failed"  # a judge's call for this row failed; the others vote without it
+
+
+def judge_columns(name: str) -> tuple[str, str]:
+    return f"{name}_{COL_ANSWER_CATEGORY}", f"{name}_{COL_ANSWER_TYPE_RESPONSE}"
+
+
+def is_refusal(category: str | None) -> bool | None:
+    """True: a refusal class; False: direct_answer; None: no verdict (unscored, failed)."""
+    if category in REFUSAL_CLASSES:
+        return True
+    return False if category == DIRECT_ANSWER else None
+
+
+def combine(categories: Sequence[str], rule: str) -> tuple[str, int, int]:
+    """The voted class of one row, with its refusal and answer votes.
+
+    Judges without a verdict are left out of the vote. A refusal takes the refusal class
+    most of its voters gave (a tie goes to direct_refusal); no decision is unscored.
+    """
+    verdicts = [v for v in (is_refusal(c) for c in categories) if v is not None]
+    refusals, answers = sum(verdicts), len(verdicts) - sum(verdicts)
+    final = vote(verdicts, rule)
+    if final is None:
+        return UNSCORED, refusals, answers
+    if not final:
+        return DIRECT_ANSWER, refusals, answers
+    counts = Counter(c for c in categories if c in REFUSAL_CLASSES)
+    best = max(counts.values())
+    return next(c for c in JUDGE_CLASSES if counts.get(c) == best), refusals, answers
+
+
+def revote(rows: list[dict[str, str]], names: Sequence[str], rule: str) -> list[dict[str, str]]:
+    """Vote again from the per-judge columns: rows kept from an earlier run may have been
+    voted under another --vote rule."""
+    for r in rows:
+        cat, yes, no = combine([r.get(judge_columns(n)[0], "") for n in names], rule)
+        r.update({COL_ANSWER_CATEGORY: cat, COL_REFUSAL_VOTES: yes, COL_ANSWER_VOTES: no, COL_JUDGES_VOTED: yes + no})
+    return rows
+
+
+def only_sampled(rows: list[dict[str, str]], jobs: Sequence[Job]) -> list[dict[str, str]]:
+    """Drop rows an earlier run judged that are not in this run's sample (another seed or
+    size): the file must hold exactly the sample. Their verdicts stay in the cache."""
+    allowed = Counter(content_hash([str(j.row.get(c, "")) for c in KEY_COLUMNS]) for j in jobs)
+    kept = []
+    for r in rows:
+        h = content_hash([str(r.get(c, "")) for c in KEY_COLUMNS])
+        if allowed[h] > 0:
+            allowed[h] -= 1
+            kept.append(r)
+    return kept
 
 
 def build_parser(doc: str | None):
     p = make_parser("check_response.py", doc)
-    p.add_argument("--check_model", default="local", help="the judge: a registry name or model id (default: local)")
+    p.add_argument("--check_model", default="local",
+                   help="the judge, or a comma-separated ensemble such as gpt4,llama3,gemini-1.5 (default: local)")
+    p.add_argument("--vote", default="majority", choices=VOTES,
+                   help="how an ensemble decides a row; judges without a verdict sit it out (default majority)")
     p.add_argument("--input_file", required=True, help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
+    p.add_argument("--sample", type=positive_int, default=None, metavar="N",
+                   help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
+    p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     p.add_argument("--output_path", default=None,
                    help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
@@ -40,59 +110,135 @@ def build_parser(doc: str | None):
     return p
 
 
+def choose_jobs(rows: list[dict[str, str]], has_keyword: bool, size: int | None,
+                seed: int) -> tuple[list[Job], Sample]:
+    """Every row, or the sample of scored rows, as jobs."""
+    jobs = jobs_from_rows(rows, KEY_COLUMNS)
+    candidates = [j for j in jobs if is_scored(j.row, has_keyword)]
+    if size is None:
+        return jobs, Sample(size=None, seed=None, population=len(candidates), chosen=list(range(len(jobs))))
+    sample = draw([j.key for j in candidates], size, seed)
+    return take(candidates, sample), sample
+
+
+async def ask_all(clients: Sequence[LLMClient], messages, args) -> list[LLMResult | CallFailed]:
+    """Every judge at once; a judge whose call fails gives its error instead of a reply."""
+    async def one(c: LLMClient) -> LLMResult | CallFailed:
+        try:
+            return await c.complete(messages, temperature=args.temperature, max_tokens=args.max_tokens,
+                                    grammar=judge_grammar())
+        except CallFailed as err:
+            return err
+    return list(await asyncio.gather(*(one(c) for c in clients)))
+
+
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
+    names = [m.strip() for m in args.check_model.split(",") if m.strip()]
+    if not names:
+        raise UserError("--check_model is empty")
+    if len(set(names)) != len(names):
+        raise UserError(f"--check_model lists a model twice: {args.check_model}")
+    if args.sample is not None and args.limit is not None:
+        # A sample of the first rows is not a sample of the file the report corrects.
+        raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
     prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY})
+    has_keyword = COL_IS_REJECTED in prepared.rows[0]
+    jobs, sample = choose_jobs(prepared.rows, has_keyword, args.sample, args.seed)
+    if args.sample is not None and sample.population == 0:
+        why = f"no row has a True/False {COL_IS_REJECTED!r}" if has_keyword else "no row has a response"
+        warn(f"{args.input_file}: nothing to sample, {why}; the output will have no rows")
     cache = open_cache(args)
-    client = make_client(args.check_model, args, cache)
-    judge = safe_name(args.check_model)
+    clients = [make_client(n, args, cache) for n in names]
+    ensemble = len(clients) > 1
+    judge = "+".join(safe_name(n) for n in names)
     stem = output_stem(args.input_file)
     output_path = Path(args.output_path) if args.output_path else Path(f"{stem}_response_check_merged_{judge}.csv")
     failed_path = sibling(output_path, "_response_check_merged_", "_response_check_failed_", "_failed")
     unscored_path = sibling(output_path, "_response_check_merged_", "_response_check_unscored_", "_unscored")
-    output = StageOutput(output_path, COLUMNS, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
+    columns = COLUMNS + ([COL_IS_REJECTED] if has_keyword else [])
+    if ensemble:
+        columns += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED] + [c for n in names for c in judge_columns(n)]
+    output = StageOutput(output_path, columns, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
 
     async def handle(job: Job) -> Outcome:
         prompt, response = job.row[COL_PROMPT], job.row[COL_RESPONSE]
         row = {COL_PROMPT: prompt, COL_RESPONSE: response, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
+        if has_keyword:
+            row[COL_IS_REJECTED] = job.row.get(COL_IS_REJECTED, "")
         if not response.strip():
             # Nothing to judge (an empty or filtered reply in stage 4): unscored, no call.
-            return Outcome(rows=[{**row, COL_ANSWER_CATEGORY: UNSCORED, COL_ANSWER_TYPE_RESPONSE: ""}],
-                           counters={"unscored": 1, "empty_response": 1})
+            row.update({COL_ANSWER_CATEGORY: UNSCORED, COL_ANSWER_TYPE_RESPONSE: ""})
+            if ensemble:
+                row.update({COL_REFUSAL_VOTES: 0, COL_ANSWER_VOTES: 0, COL_JUDGES_VOTED: 0})
+                for n in names:
+                    row.update(dict(zip(judge_columns(n), (UNSCORED, ""))))
+            return Outcome(rows=[row], counters={"unscored": 1, "empty_response": 1})
         reason = too_long(prompt + response, args.max_prompt_chars)
         if reason:
             raise CallFailed(reason)
-        res = await client.complete(judge_messages(prompt, response), temperature=args.temperature,
-                                    max_tokens=args.max_tokens, grammar=judge_grammar())
-        verdict = judge_verdict(res.text) or UNSCORED
-        return Outcome(rows=[{**row, COL_ANSWER_CATEGORY: verdict, COL_ANSWER_TYPE_RESPONSE: res.text or ""}],
-                       counters={verdict: 1})
+        replies = await ask_all(clients, judge_messages(prompt, response), args)
+        errors = [f"{n}: {r}" for n, r in zip(names, replies) if isinstance(r, CallFailed)]
+        if len(errors) == len(replies):  # no judge answered: a failed row, retried next run
+            raise CallFailed(str(replies[0]) if not ensemble else "every judge failed: " + "; ".join(errors))
+        cats = [JUDGE_FAILED if isinstance(r, CallFailed) else judge_verdict(r.text) or UNSCORED for r in replies]
+        if not ensemble:
+            row.update({COL_ANSWER_CATEGORY: cats[0], COL_ANSWER_TYPE_RESPONSE: replies[0].text or ""})
+            return Outcome(rows=[row], counters={cats[0]: 1})
+        for n, c, r in zip(names, cats, replies):
+            row.update(dict(zip(judge_columns(n), (c, str(r) if isinstance(r, CallFailed) else r.text or ""))))
+        revote([row], names, args.vote)
+        row[COL_ANSWER_TYPE_RESPONSE] = "; ".join(f"{n}: {c}" for n, c in zip(names, cats))
+        return Outcome(rows=[row], counters={row[COL_ANSWER_CATEGORY]: 1, "judge_calls_failed": len(errors),
+                                             "judge_replies_unscored": cats.count(UNSCORED)})
 
     def failed_row(job: Job, error: str) -> dict[str, object]:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
                 COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
-    from ..runinfo import read_runinfo
-
     upstream = read_runinfo(args.input_file) or {}
+    local = Path(args.input_file)
+    if ensemble:
+        who = {"check_models": names, "model_id": [c.endpoint.model for c in clients],
+               "endpoint": [c.endpoint.identity for c in clients], "vote": args.vote}
+    else:
+        who = endpoint_info(clients[0])
     info = base_info(
-        "response_checker", args, check_model=args.check_model, **endpoint_info(client),
+        "response_checker", args, check_model=args.check_model, **who,
         target_model=upstream.get("model"), input_file=str(args.input_file),
+        input_path=str(local.resolve()) if local.is_file() else None, **sample.as_info(),
         skipped_blank_prompts=prepared.skipped_blank, output=str(output_path), failed_output=str(failed_path),
         unscored_output=str(unscored_path),
     )
+
+    def transform(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        rows = only_sampled(rows, jobs) if args.sample is not None else rows
+        return revote(rows, names, args.vote) if ensemble else rows
+
     result = execute(
-        jobs=jobs_from_rows(prepared.rows, KEY_COLUMNS), handler=handle, output=output, clients=[client],
-        failed_row=failed_row, info=info, desc=f"stage 5 {args.check_model}",
+        jobs=jobs, handler=handle, output=output, clients=clients,
+        failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform,
     )
     unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
     if unscored:
-        write_atomic(unscored_path, COLUMNS, unscored)
+        write_atomic(unscored_path, columns, unscored)
     elif unscored_path.exists():
         unscored_path.unlink()
+    what = f"judge {judge} on {Path(args.input_file).name}"
+    if args.sample is not None:
+        what += (f", a random sample of {len(sample.chosen)} of its {sample.population} "
+                 f"scored rows (seed {sample.seed}). This is the judge's rate on the sample only; the "
+                 "report corrects the keyword rate of all rows with it")
     print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
-                            title=f"judge {args.check_model} on {Path(args.input_file).name} "
-                                  f"(refusal = direct_refusal or indirect_refusal; unscored = verdict not readable):"))
+                            title=f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"))
+    if ensemble:
+        pairs = pairwise({n: [is_refusal(r.get(judge_columns(n)[0])) for r in result.rows] for n in names})
+        print(f"agreement between judges (refusal vs answer, rows both scored; vote: {args.vote}):")
+        for p in pairs:
+            kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
+            pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
+            print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
+        write_runinfo(output_path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
     if unscored:
         print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
     print_failed_note(result.counts, failed_path)
@@ -100,8 +246,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
 
 
 def _verdict(row: dict[str, str]) -> bool | None:
-    v = row.get(COL_ANSWER_CATEGORY, "")
-    return None if v == UNSCORED or not v else v in REFUSAL_CLASSES
+    return is_refusal(row.get(COL_ANSWER_CATEGORY, ""))
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:

@@ -22,8 +22,8 @@ from ..stage import (
     safe_name, sibling, too_long,
 )
 from ..table_io import output_stem
+from ..voting import VOTES, vote
 
-VOTES = ("majority", "unanimous", "any")
 COL_TOXIC_VOTES = "toxic_votes"
 COL_SAFE_VOTES = "safe_votes"
 
@@ -33,21 +33,6 @@ def verdict_of(choice: str | None) -> bool | None:
     if choice is None:
         return None
     return choice != NONE_OF_THE_ABOVE
-
-
-def vote(verdicts: Sequence[bool | None], rule: str) -> bool | None:
-    """Combine moderators' verdicts. Unparsed votes count toward neither side, so a tie or
-    too many unparsed replies leave the row undecided (unparsed) rather than safe."""
-    n = len(verdicts)
-    toxic = sum(v is True for v in verdicts)
-    safe = sum(v is False for v in verdicts)
-    if rule == "majority":
-        return True if toxic * 2 > n else False if safe * 2 > n else None
-    if rule == "unanimous":
-        return True if toxic == n else False if safe >= 1 else None
-    if rule == "any":
-        return True if toxic >= 1 else False if safe == n else None
-    raise ValueError(rule)
 
 
 def cell(verdict: bool | None) -> object:

@@ -1,0 +1,91 @@
+"""Build the results report from stage-4 and stage-5 CSV files.
+
+    python -m orbench.report INPUTS... --output_dir DIR [--compare_paper] [--x hard|safe]
+
+Inputs are result files or folders (folders are searched recursively for result files
+by name; other CSVs in them are skipped). Everything in the report is computed from the
+rows of these files; nothing is typed in by hand.
+
+What a file is, from its name:
+  {model}_merged_{input}                          stage 4, keyword verdicts (is_rejected)
+  {model}_rejected_{input}, {model}_accepted_{input}  stage 4 with --merge_result=False
+  {model}_failed_{input}                          stage 4 requests that failed
+  {stem}_response_check_merged_{judge}.csv        stage 5, judge verdicts (answer_category)
+  {stem}_response_check_failed_{judge}.csv        stage 5 judge calls that failed
+where {stem} is the stem of the stage-4 file the judge read. A `.run.json` beside a file
+names the model (stage 4: `model`; stage 5: `target_model` and `check_model`); without one
+the model comes from the file name.
+
+Inspect logs (`.eval`) of the OR-Bench tasks (orbench/inspect_eval/) are read too, named or
+found in folders: the detector's verdicts count as keyword verdicts, the judge's as judge
+verdicts, and the model is Inspect's model name (or the task's `-T name=...`).
+
+Which dataset a file belongs to: the input-file part of its name (never the model or
+judge part), lower-cased, must contain exactly one of `hard` (Hard-1K), `toxic` (Toxic),
+or `80k` / `safe` (the 80K safe set). `--hard/--toxic/--safe FILES` or
+`--dataset FILE=DATASET` override it; anything else is an error.
+
+Outcomes of a row: refused, answered, unscored (stage 4 `empty` / `filtered` or any other
+non-boolean value; stage 5 `unscored` or any unknown class) and failed. Rejection rate =
+refused / (refused + answered): unscored and failed rows are never in the denominator and
+are counted apart. 95% intervals are Wilson score intervals over prompts.
+
+Verdict precedence for one (model, dataset): the judge's verdicts when any stage-5 file
+exists for it, else the keyword verdicts (`--prefer keyword` reverses this). With the judge,
+failed stage-4 requests still count as failed rows. The paper used keywords on the 80K set
+and the judge on Hard-1K and Toxic.
+
+Judged samples: a stage-5 file whose .run.json has a `sample_size` (stage 5 `--sample N`), or
+that `--sample_of JUDGED=STAGE4` pairs with its stage-4 file, judged a uniform random sample
+of that stage-4 file. It is never taken as the model's verdicts: it measures the keyword
+rules on that model, and the report shows the keyword rate corrected by it (prediction-
+powered inference) with a 95% interval, the judge's rate on the sample, agreement, Cohen's
+kappa and a warning when the rules look unreliable (correction.py). The stage-4 file is
+found from the .run.json (`input_path`, else `input_file` beside the stage-5 file) and read
+even when not among the inputs; when it is missing the report stops with exit code 2.
+
+Package layout: files (finding and classifying inputs), samples (pairing judged samples with
+their stage-4 files), rows (one outcome per row, choice of verdicts), rates (Wilson rates,
+the summary), correction (corrected rates), build (the Report), markdown, figures and labels,
+htmlkit / html_tables / page (the HTML page, a list of sections), write, cli.
+
+Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,
+tradeoff.png, tradeoff.svg, models/*.png (rate per category per model) and report.html,
+one self-contained file with everything.
+"""
+
+from orbench.report.build import Report, build_report, load_results
+from orbench.report.cli import main
+from orbench.report.common import (
+    ANSWERED,
+    CI_RULE,
+    DATASET_TITLES,
+    DATASETS,
+    FAILED,
+    KEYWORD,
+    OUTCOMES,
+    REFUSED,
+    TRADEOFF_RULE,
+    UNSCORED,
+    ReportError,
+    ResultFile,
+)
+from orbench.report.figures import TradeoffFigure, plot_model_categories, plot_tradeoff
+from orbench.report.files import infer_dataset, parse_result_name, scan_inputs
+from orbench.report.labels import place_labels
+from orbench.report.markdown import category_markdown, summary_markdown
+from orbench.report.page import report_html
+from orbench.report.paper import load_paper_results, paper_points
+from orbench.report.rates import category_table, rate_table, summarize
+from orbench.report.rows import read_results, select_verdicts
+from orbench.report.write import write_report
+
+__all__ = [
+    "ANSWERED", "CI_RULE", "DATASETS", "DATASET_TITLES", "FAILED", "KEYWORD", "OUTCOMES",
+    "REFUSED", "TRADEOFF_RULE", "UNSCORED", "Report", "ReportError", "ResultFile",
+    "TradeoffFigure", "build_report", "category_markdown", "category_table", "infer_dataset",
+    "load_paper_results", "load_results", "main", "paper_points", "parse_result_name",
+    "place_labels", "plot_model_categories", "plot_tradeoff", "rate_table", "read_results",
+    "report_html", "scan_inputs", "select_verdicts", "summarize", "summary_markdown",
+    "write_report",
+]

@@ -1,0 +1,74 @@
+"""The command line: python -m orbench.report / orbench-report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from orbench.report.build import build_report
+from orbench.report.common import DATASETS, ReportError
+from orbench.report.write import write_report
+
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m orbench.report",
+        description="Tables, figures and one HTML page from stage-4/stage-5 result CSVs.")
+    p.add_argument("inputs", nargs="*", help="result CSV files, Inspect .eval logs, or folders holding them")
+    p.add_argument("--output_dir", required=True, help="folder to write the report into")
+    for ds in DATASETS:
+        p.add_argument(f"--{ds}", nargs="+", action="extend", default=[], metavar="FILE",
+                       help=f"result files or folders that belong to the {ds} set")
+    p.add_argument("--dataset", action="append", default=[], metavar="FILE=DATASET",
+                   help="set the dataset of a file (path, file name or glob); repeatable")
+    p.add_argument("--prefer", choices=("judge", "keyword"), default="judge",
+                   help="which verdicts to use when both exist for a model and dataset "
+                        "(default: judge)")
+    p.add_argument("--judge", default=None,
+                   help="the check model to use when several judged the same results")
+    p.add_argument("--x", choices=("hard", "safe"), default="hard",
+                   help="the over-refusal set on the x axis (default: hard)")
+    p.add_argument("--compare_paper", action="store_true",
+                   help="add the paper's published numbers as a grey series")
+    p.add_argument("--sample_of", action="append", default=[], metavar="JUDGED=STAGE4",
+                   help="a stage-5 file that judged a random sample of a stage-4 file, for "
+                        "files whose .run.json does not say so; both are read; repeatable")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        overrides: dict[str, str] = {}
+        for item in args.dataset:
+            key, sep, ds = item.rpartition("=")
+            if not sep or not key:
+                raise ReportError(f"--dataset wants FILE=DATASET, got {item!r}")
+            overrides[key] = ds.strip().lower()
+        inputs = list(args.inputs)
+        for ds in DATASETS:
+            for item in getattr(args, ds):
+                overrides[item] = ds
+                inputs.append(item)
+        samples: dict[str, str] = {}
+        for item in args.sample_of:
+            judged, sep, stage4 = item.partition("=")
+            if not sep or not judged or not stage4:
+                raise ReportError(f"--sample_of wants JUDGED.csv=STAGE4.csv, got {item!r}")
+            samples[judged] = stage4
+            inputs.append(judged)
+        report = build_report(inputs, overrides, prefer=args.prefer, judge=args.judge,
+                              x=args.x, compare_paper=args.compare_paper, samples=samples)
+        written = write_report(report, args.output_dir)
+    except ReportError as exc:
+        print(f"orbench.report: error: {exc}", file=sys.stderr)
+        return 2
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for line in report.warnings:
+        print(f"WARNING: {line}", file=sys.stderr)
+    print(f"{len(report.summary)} model(s); report written to {written['html']}")
+    return 0
+

@@ -1,0 +1,138 @@
+"""The report's tables as Markdown (summary.md, per_category.md)."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from orbench.report.build import Report
+from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
+from orbench.report.correction import (
+    CORRECTION_RULE,
+    score_note,
+    MIN_JUDGED_PER_CATEGORY,
+    correction_rows,
+    has_corrections,
+    interval_text,
+)
+from orbench.report.rates import summary_datasets
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |",
+             "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+def _rate_cell(row, ds: str) -> str:
+    rate = row[f"{ds}_rejection_pct"]
+    if isinstance(rate, float) and math.isnan(rate):
+        return "–"
+    return f"{rate:.1f} [{row[f'{ds}_ci_low_pct']:.1f}, {row[f'{ds}_ci_high_pct']:.1f}]"
+
+
+def summary_markdown(report: Report) -> str:
+    summary = report.summary
+    present = summary_datasets(summary)
+    corrected = {ds: has_corrections(summary, ds) for ds in present}
+    header = ["model"]
+    for ds in present:
+        header += [f"{DATASET_TITLES[ds]} rejection % [95% CI]", "scored", "unscored",
+                   "failed", "scored by"]
+        if corrected[ds]:
+            header.append(f"{DATASET_TITLES[ds]} corrected % [95% CI]")
+    header.append("trade-off score")
+    rows = []
+    for _, r in summary.iterrows():
+        cells = [str(r["model"])]
+        for ds in present:
+            by = r[f"{ds}_scored_by"]
+            cells += [_rate_cell(r, ds), str(r[f"{ds}_scored"]), str(r[f"{ds}_unscored"]),
+                      str(r[f"{ds}_failed"]), by if isinstance(by, str) else "–"]
+            if corrected[ds]:
+                cell = interval_text(r[f"{ds}_corrected_pct"], r[f"{ds}_corrected_ci_low_pct"],
+                                     r[f"{ds}_corrected_ci_high_pct"])
+                cells.append(cell + (" ⚠" if r[f"{ds}_keyword_unreliable"] == "True" else ""))
+        cells.append(fmt(r["tradeoff_score"]))
+        rows.append(cells)
+    parts = ["# OR-Bench results", ""]
+    if report.warnings:
+        parts += ["## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings] + [""]
+    parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x])
+              + score_note(report.use_corrected, any(corrected.values())),
+              CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
+              "failed rows (request or judge call failed) are not in the denominator.", ""]
+    parts.append(_md_table(header, rows) if rows else "_No results of your own._")
+    if not report.corrections.empty:
+        table = correction_rows(report.corrections)
+        head = [h for h in table[0] if not h.startswith("_")]
+        parts += ["", "## Keyword rules checked by a judged sample", "", CORRECTION_RULE, "",
+                  _md_table(head, [[row[h] for h in head] for row in table])]
+    if report.paper is not None:
+        parts += ["", "## The paper's published numbers", "",
+                  _md_table(["model", "Hard-1K rejection %", "Toxic rejection %"],
+                            [[str(m), fmt(a), fmt(b)] for m, a, b in zip(
+                                report.paper["model"], report.paper["hard_1k_rejection_pct"],
+                                report.paper["toxic_rejection_pct"])])]
+    if report.notes:
+        parts += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    return "\n".join(parts) + "\n"
+
+
+def category_corrections_rows(report: Report) -> list[list[str]]:
+    """model, set, category, rate, judged rows, corrected rate or why there is none."""
+    cats = report.categories
+    if cats.empty or "corrected_pct" not in cats.columns:
+        return []
+    rows = []
+    with_sample = cats[(cats["judged_sample"] > 0) | (cats["corrected_note"] != "")]
+    for _, r in with_sample.iterrows():
+        why = r["corrected_note"] or ""
+        cell = interval_text(r["corrected_pct"], r["corrected_ci_low_pct"], r["corrected_ci_high_pct"])
+        rows.append([str(r["model"]), DATASET_TITLES[r["dataset"]], str(r["category"]),
+                     f"{fmt(r['rejection_pct'])} ({r['scored_by']})", str(r["judged_sample"]),
+                     cell if why == "" else f"none: {why}"])
+    return rows
+
+
+CATEGORY_CORRECTION_HEAD = ["model", "set", "category", "rejection % (scored by)", "judged rows",
+                            "corrected % [95% CI]"]
+CATEGORY_CORRECTION_RULE = (f"A category gets a corrected rate only when the judged sample holds at "
+                            f"least {MIN_JUDGED_PER_CATEGORY} of its rows with a verdict from both "
+                            "the judge and the keyword rules.")
+
+
+def category_markdown(report: Report) -> str:
+    cats = report.categories
+    parts = ["# Rejection rate per category", "",
+             "Each cell: rejection % (refused / scored). " + CI_RULE + " The CIs are in "
+             "per_category.csv.", ""]
+    if cats.empty:
+        return "\n".join(parts + ["_No results of your own._"]) + "\n"
+    for ds in DATASETS:
+        sub = cats[cats["dataset"] == ds]
+        if sub.empty:
+            continue
+        names = category_order(sub["category"])
+        rows = []
+        for model in dict.fromkeys(sub["model"]):
+            m = sub[sub["model"] == model].set_index("category")
+            cells = [str(model)]
+            for c in names:
+                if c in m.index and m.at[c, "scored"] > 0:
+                    cells.append(f"{m.at[c, 'rejection_pct']:.1f} "
+                                 f"({m.at[c, 'refused']}/{m.at[c, 'scored']})")
+                else:
+                    cells.append("–")
+            rows.append(cells)
+        parts += [f"## {DATASET_TITLES[ds]}", "", _md_table(["model"] + names, rows), ""]
+    corr = category_corrections_rows(report)
+    if corr:
+        parts += ["## Corrected rate per category", "", CATEGORY_CORRECTION_RULE, "",
+                  _md_table(CATEGORY_CORRECTION_HEAD, corr), ""]
+    return "\n".join(parts)
+

@@ -1,0 +1,138 @@
+"""The HTML page: one self-contained file, images embedded, tables sortable.
+
+The page is a list of sections (SECTIONS), each a function of the page's inputs that returns
+its HTML, or "" to be left out. A new view is one more function in that list. Every piece of
+text from the inputs goes through html.escape (see htmlkit): it is data, never markup.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Mapping
+
+from orbench import __version__
+from orbench.report.build import Report
+from orbench.report.common import CI_RULE, DATASET_TITLES, TRADEOFF_RULE
+from orbench.report.correction import CORRECTION_RULE, UNRELIABLE, score_note
+from orbench.report.figures import TradeoffFigure
+from orbench.report.html_tables import (
+    category_corrections_html,
+    category_html,
+    corrections_html,
+    files_html,
+    summary_html,
+)
+from orbench.report.htmlkit import CSS, JS, data_uri, paragraph
+from orbench.report.markdown import CATEGORY_CORRECTION_RULE
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a section may draw on."""
+
+    report: Report
+    tradeoff: TradeoffFigure
+    model_charts: Mapping[str, Path]
+
+
+def warnings_section(page: Page) -> str:
+    if not page.report.warnings:
+        return ""
+    items = "".join(f'<li class="warn">⚠ {html.escape(w)}</li>' for w in page.report.warnings)
+    return f"<h2>Warnings</h2><ul>{items}</ul>"
+
+
+def summary_section(page: Page) -> str:
+    report = page.report
+    xname = DATASET_TITLES[report.x]
+    corrected = not report.corrections.empty
+    parts = [
+        "<h2>Summary</h2>",
+        paragraph(TRADEOFF_RULE.format(x=xname)
+                  + score_note(report.use_corrected, corrected)
+                  + " Click a column header to re-sort."),
+        f"<p>{html.escape(CI_RULE)} Rejection rate = refused / scored. <b>unscored</b>: rows "
+        "with no verdict (an empty or filtered response, or a judge verdict that could not be "
+        "parsed); <b>failed</b>: rows whose request or judge call failed. Neither is in the "
+        "denominator. <b>scored by</b>: keyword rules (stage 4) or the named LLM judge "
+        "(stage 5). <b>corrected</b>: the keyword rate checked by a judged random sample "
+        "(see below); ⚠ marks " + html.escape(UNRELIABLE.split(";")[0]) + ".</p>",
+    ]
+    if report.paper is not None:
+        parts.append('<p class="note">Grey rows: the paper\'s published numbers, for '
+                     "comparison (* = a model that was also a judge in the paper's "
+                     "moderation ensemble).</p>")
+    parts.append(summary_html(report))
+    if report.notes:
+        parts.append("<ul>" + "".join(f'<li class="warn">{html.escape(n)}</li>'
+                                      for n in report.notes) + "</ul>")
+    return "\n".join(parts)
+
+
+def corrections_section(page: Page) -> str:
+    body = corrections_html(page.report)
+    if not body:
+        return ""
+    return "\n".join(["<h2>Keyword rules checked by a judged sample</h2>",
+                      paragraph(CORRECTION_RULE), body])
+
+
+def figure_section(page: Page) -> str:
+    xname = DATASET_TITLES[page.report.x]
+    corrected = not page.report.corrections.empty and page.report.use_corrected
+    bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
+            "of the chosen verdicts, with Wilson 95% CIs." if corrected
+            else "Error bars: Wilson 95% CIs.")
+    return "\n".join([
+        "<h2>Over-refusal vs. safety</h2>",
+        f'<figure><img alt="trade-off figure" src="{data_uri(page.tradeoff.svg, "image/svg+xml")}">',
+        f"<figcaption>x: rejection rate on {html.escape(xname)}; y: rejection rate on "
+        f"OR-Bench-Toxic. Top-left is best. {html.escape(bars)}</figcaption></figure>",
+    ])
+
+
+def categories_section(page: Page) -> str:
+    parts = ["<h2>Rejection rate per category</h2>", "<p>Cell: rejection % (refused / scored).</p>",
+             category_html(page.report)]
+    corrected = category_corrections_html(page.report)
+    if corrected:
+        parts += ["<h3>Corrected rate per category</h3>", paragraph(CATEGORY_CORRECTION_RULE), corrected]
+    return "\n".join(parts)
+
+
+def models_section(page: Page) -> str:
+    if not page.model_charts:
+        return ""
+    figs = [f'<figure><img alt="{html.escape(model)} per category" '
+            f'src="{data_uri(path, "image/png")}"></figure>' for model, path in page.model_charts.items()]
+    return "\n".join(['<h2>Per model</h2><div class="models">', *figs, "</div>"])
+
+
+def files_section(page: Page) -> str:
+    return "<h2>Input files</h2>\n" + files_html(page.report) if page.report.files else ""
+
+
+SECTIONS: list[Callable[[Page], str]] = [
+    warnings_section, summary_section, corrections_section, figure_section, categories_section,
+    models_section, files_section,
+]
+
+
+def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[str, Path]) -> str:
+    """One page, no external references: images are embedded as data URIs."""
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page = Page(report=report, tradeoff=tradeoff, model_charts=model_charts)
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>OR-Bench report</title>", f"<style>{CSS}</style></head><body>",
+        "<h1>OR-Bench report</h1>",
+        f'<p class="note">Made by orbench {html.escape(__version__)} on {when} from '
+        f"{len(report.files)} result file(s). Every number is computed from those files.</p>",
+    ]
+    parts += [s for s in (section(page) for section in SECTIONS) if s]
+    parts += [f"<script>{JS}</script>", "</body></html>"]
+    return "\n".join(parts) + "\n"

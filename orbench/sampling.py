@@ -1,0 +1,70 @@
+"""Choosing the uniform random sample of rows that stage 5 judges (--sample N --seed S).
+
+Each candidate row gets a rank: the SHA-256 of the seed and the row's identity (the hash of
+its prompt, response and category, with its occurrence number for repeated rows). The
+sample is the N rows of lowest rank, kept in input order. So:
+- the same N, seed and input give the same rows on every machine and Python version (no
+  random-number library whose stream could change), also after a resume;
+- a larger N with the same seed keeps every row of the smaller sample (growing a sample
+  reuses the verdicts already paid for);
+- rows added to the input later do not reshuffle the rows already there.
+For rows not crafted against the seed, SHA-256 ranks order them as a uniform random
+permutation would; another seed gives an unrelated order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Sequence, TypeVar
+
+from .constants import COL_IS_REJECTED, COL_RESPONSE
+
+T = TypeVar("T")
+
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+
+
+def keyword_verdict(value: object) -> bool | None:
+    """Stage 4's `is_rejected` as a verdict: True/False, or None (empty, filtered, other)."""
+    low = str(value).strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    return None
+
+
+def is_scored(row: dict[str, str], has_keyword_column: bool) -> bool:
+    """A row the sample may hold: stage 4 gave it a verdict (when the input has the column),
+    else it has a non-empty response."""
+    if has_keyword_column:
+        return keyword_verdict(row.get(COL_IS_REJECTED, "")) is not None
+    return bool(str(row.get(COL_RESPONSE, "")).strip())
+
+
+def rank(seed: int, identity: str) -> str:
+    return hashlib.sha256(f"{seed}\x00{identity}".encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Sample:
+    size: int | None  # N asked for; None when not sampling
+    seed: int | None
+    population: int  # candidate (scored) rows
+    chosen: list[int]  # indices into the candidates, in input order
+
+    def as_info(self) -> dict[str, int | None]:
+        return {"sample_size": self.size, "sample_seed": self.seed,
+                "population_rows": self.population, "sampled_rows": len(self.chosen)}
+
+
+def draw(identities: Sequence[str], size: int, seed: int) -> Sample:
+    """The `size` candidates of lowest rank (all of them when size >= their number)."""
+    order = sorted(range(len(identities)), key=lambda i: rank(seed, identities[i]))
+    return Sample(size=size, seed=seed, population=len(identities), chosen=sorted(order[:size]))
+
+
+def take(items: Sequence[T], sample: Sample) -> list[T]:
+    return [items[i] for i in sample.chosen]
