@@ -87,6 +87,23 @@ class ResponseCache:
             (key, json.dumps(value, ensure_ascii=False), time.time()),
         )
 
+    def put_many(self, items: "list[tuple[str, dict[str, Any]]]") -> int:
+        """Store many replies in one transaction (a batch's results); returns how many were new."""
+        conn = self._conn()
+        now = time.time()
+        before = conn.total_changes
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR IGNORE INTO responses (key, value, created) VALUES (?, ?, ?)",
+                ((k, json.dumps(v, ensure_ascii=False), now) for k, v in items),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return conn.total_changes - before
+
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 

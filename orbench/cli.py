@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Callable, Sequence
 
-from .errors import UserError
+from .errors import EarlyExit, UserError
 from .llm import LLMClient
 from .cache import ResponseCache, default_cache_path
 from .registry import Endpoint, resolve
@@ -79,6 +79,10 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code
+    except EarlyExit as stop:
+        if str(stop):
+            print(stop)
+        return stop.exit_code
     except KeyboardInterrupt:
         print("interrupted: finished rows are saved; run the same command again to resume", file=sys.stderr)
         return 130

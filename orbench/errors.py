@@ -17,3 +17,10 @@ class FatalEndpointError(UserError):
 
     The whole run stops: every further request would fail the same way.
     """
+
+
+class EarlyExit(Exception):
+    """The run did what was asked and stops before the stage's normal path (e.g.
+    ``--batch_export`` wrote the batch files). The CLI prints the message and exits 0."""
+
+    exit_code = 0

@@ -53,6 +53,43 @@ class CallFailed(Exception):
     """A request failed for good; the row is recorded as failed with this message."""
 
 
+class Deferred(Exception):
+    """Batch planning: the request was recorded for a batch instead of being sent."""
+
+
+def request_body(model: str, messages: list[dict[str, str]], settings: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions body the online path sends (grammar as llama.cpp's extra field)."""
+    return {"model": model, "messages": messages, **settings}
+
+
+def result_from_completion(body: Any, default_model: str) -> "LLMResult | None":
+    """An LLMResult from a chat-completion JSON object (a batch result line's body), or None
+    when it holds no readable choice."""
+    if not isinstance(body, dict):
+        return None
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message") or {}
+    text = message.get("content") if isinstance(message, dict) else None
+    if text is not None and not isinstance(text, str):
+        return None
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return LLMResult(
+        text=text,
+        finish_reason=choices[0].get("finish_reason"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        model=str(body.get("model") or default_model),
+    )
+
+
+def cacheable(result: LLMResult) -> bool:
+    """Errors never reach the cache; empty and filtered replies are not stored either, so a
+    re-run asks again instead of repeating a non-answer."""
+    return not result.is_empty and not result.is_filtered
+
+
 @dataclass
 class _Replica:
     url: str
@@ -101,6 +138,7 @@ class LLMClient:
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
         self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
+        self.planner: Any = None  # batch planning: cache misses are recorded, not sent (orbench.batch)
 
     @property
     def where(self) -> str:
@@ -153,6 +191,9 @@ class LLMClient:
             if hit is not None:
                 self.stats.cached += 1
                 return LLMResult(cached=True, **hit)
+            if self.planner is not None:
+                self.planner.add(self, key, request_body(self.endpoint.model, messages, settings))
+                raise Deferred(key)
         try:
             async for attempt in self.policy.retrying():
                 with attempt:
@@ -167,9 +208,7 @@ class LLMClient:
         self.stats.requests += 1
         self.stats.prompt_tokens += result.prompt_tokens
         self.stats.completion_tokens += result.completion_tokens
-        # Errors never reach here; empty and filtered replies are not stored either, so a
-        # re-run asks again instead of repeating a non-answer.
-        if self.cache is not None and not result.is_empty and not result.is_filtered:
+        if self.cache is not None and cacheable(result):
             self.cache.put(key, result.to_cache())
         return result
 
@@ -220,4 +259,4 @@ class LLMClient:
         self._replicas = None
 
 
-__all__ = ["LLMClient", "LLMResult", "CallFailed", "EndpointError", "RequestError", "ClientStats"]
+__all__ = ["LLMClient", "LLMResult", "CallFailed", "Deferred", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]

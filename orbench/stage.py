@@ -142,8 +142,12 @@ def execute(
     desc: str,
     transform: Callable[[list[dict[str, str]]], list[dict[str, str]]] | None = None,
     workers: int | None = None,
+    batch: Any = None,
 ) -> StageResult:
-    """Run the jobs with resume, then write the ordered file and the settings JSON."""
+    """Run the jobs with resume, then write the ordered file and the settings JSON.
+
+    With ``batch`` (orbench.batch.BatchOptions) the requests that the cache cannot answer go
+    through a batch engine first, under the output's lock; the normal path then finishes."""
     started = time.time()
     check_same_settings(output.path, info)
     done = output.open()
@@ -151,6 +155,12 @@ def execute(
         if output.repaired_bytes:
             warn(f"repaired a torn last row in {output.path} ({output.repaired_bytes} bytes cut)")
         write_runinfo(output.path, {**info, "complete": False, "rows_total": len(jobs)})
+        if batch is not None:
+            from .batch import run_batch_phase
+
+            todo = [j for j in jobs if j.key not in done]
+            info = {**info, "batch": run_batch_phase(batch, jobs=todo, handler=handler, clients=clients,
+                                                     output=output.path, stage=str(info.get("stage", "")))}
 
         async def go() -> RunCounts:
             try:

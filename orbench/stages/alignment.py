@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ..batch import add_batch_options, batch_options
 from ..cli import add_run_options, make_client, make_parser, open_cache, run_cli, str2bool
 from ..constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, STATUS_EMPTY,
@@ -52,11 +53,13 @@ def build_parser(doc: str | None):
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
                    help=f"longer prompts are not sent and go to the failed file (default {MAX_PROMPT_CHARS})")
     add_run_options(p, temperature=0.0, max_tokens=1000)
+    add_batch_options(p)
     return p
 
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
+    batch = batch_options(args)
     prepared = load_rows(args.input_file, [COL_PROMPT], COL_PROMPT, args.limit, INPUT_ALIASES)
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
@@ -106,6 +109,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         failed_row=failed_row,
         info=info,
         desc=f"stage 4 {name}",
+        batch=batch,
     )
     if not args.merge_result:
         _split(output_path, result.rows)

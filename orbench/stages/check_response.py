@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..agreement import pairwise
+from ..batch import add_batch_options, batch_options
 from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
 from ..constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE,
@@ -107,6 +108,7 @@ def build_parser(doc: str | None):
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
                    help="a longer question+response is not sent (failed file)")
     add_run_options(p, temperature=0.0, max_tokens=1000)
+    add_batch_options(p)
     return p
 
 
@@ -134,6 +136,7 @@ async def ask_all(clients: Sequence[LLMClient], messages, args) -> list[LLMResul
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
+    batch = batch_options(args)
     names = [m.strip() for m in args.check_model.split(",") if m.strip()]
     if not names:
         raise UserError("--check_model is empty")
@@ -217,7 +220,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
 
     result = execute(
         jobs=jobs, handler=handle, output=output, clients=clients,
-        failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform,
+        failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform, batch=batch,
     )
     unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
     if unscored:

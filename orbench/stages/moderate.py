@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ..batch import add_batch_options, batch_options
 from ..cli import add_run_options, make_client, make_parser, open_cache, run_cli, str2bool
 from ..constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_TOXIC, COL_MODERATION_RESULT, COL_PROMPT, COL_RESPONSE, NONE_OF_THE_ABOVE, UNPARSED,
@@ -72,11 +73,13 @@ def build_parser(doc: str | None):
                    help="merged output CSV (default: ./{input stem}_moderation_merged_{moderator}_{column}.csv)")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS, help="longer texts are not sent (failed file)")
     add_run_options(p, temperature=0.0, max_tokens=1000)
+    add_batch_options(p)
     return p
 
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
+    batch = batch_options(args)
     names = [m.strip() for m in args.moderator_model.split(",") if m.strip()]
     if not names:
         raise UserError("--moderator_model is empty")
@@ -149,7 +152,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     )
     result = execute(
         jobs=jobs_from_rows(prepared.rows, key_cols), handler=handle, output=output, clients=clients,
-        failed_row=failed_row, info=info, desc=f"stage 3 {tag}",
+        failed_row=failed_row, info=info, desc=f"stage 3 {tag}", batch=batch,
         transform=(lambda rows: revote(rows, names, args.vote)) if ensemble else None,
     )
     counts = {k: sum(1 for r in result.rows if str(r[COL_IS_TOXIC]) == v)

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ..batch import add_batch_options, batch_options
 from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
 from ..constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
 from ..llm import CallFailed
@@ -44,11 +45,13 @@ def build_parser(doc: str | None):
                    help="if a reply holds no readable rewrite, ask again with the next sample number, up to this many times (default 3)")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS, help="longer seeds are not sent (failed file)")
     add_run_options(p, temperature=0.7, max_tokens=1000)
+    add_batch_options(p)
     return p
 
 
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
+    batch = batch_options(args)
     prepared = load_rows(args.toxic_seed_path, [COL_PROMPT], COL_PROMPT, args.limit, {COL_TOXIC_SEED: COL_PROMPT})
     # One job per distinct seed: a repeated seed would only produce repeated rewrites.
     unique: dict[tuple[str, str], dict[str, str]] = {}
@@ -89,7 +92,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
                      input_file=str(args.toxic_seed_path), seeds=len(jobs), output=str(output_path),
                      failed_output=str(failed_path), skipped_blank=prepared.skipped_blank)
     result = execute(jobs=jobs, handler=handle, output=output, clients=[client], failed_row=failed_row,
-                     info=info, desc=f"stage 2 {args.model}", transform=dedupe_exact)
+                     info=info, desc=f"stage 2 {args.model}", transform=dedupe_exact, batch=batch)
     parsed = result.counts.counters.get("rewrites_parsed", 0)
     print(f"rewrote {result.counts.done} seed(s) into {len(result.rows)} unique prompts in {output_path} "
           f"({parsed} parsed this run before de-duplication); {result.counts.failed} seed(s) failed")

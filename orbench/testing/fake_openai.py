@@ -6,6 +6,8 @@ connections through httpx), and answers:
 
 * ``POST /v1/chat/completions`` (``/chat/completions`` also accepted)
 * ``GET /v1/models`` and ``GET /v1/models/{id}``
+* ``/v1/files`` and ``/v1/batches``: the Batch API, with a scripted lifecycle
+  (see ``fake_batches.py``; ``batch_api=False`` turns it off, as on llama.cpp)
 
 Everything else gets a 404 with an OpenAI-style error body.
 
@@ -431,7 +433,11 @@ class FakeOpenAIServer:
         log_path: Union[str, os.PathLike, None] = None,
         fail_when_contains: Optional[str] = None,
         fail_status: int = 400,
+        batch_api: bool = True,
     ) -> None:
+        from .fake_batches import FakeBatchAPI
+
+        self.batches: Optional[FakeBatchAPI] = FakeBatchAPI(self) if batch_api else None
         self.responder: Responder = resolve_responder(responder)
         self.latency = float(latency)
         self.fault_rates: Dict[int, float] = {}
@@ -886,6 +892,8 @@ class FakeOpenAIServer:
                 )
 
         path = request.path
+        if self.batches is not None and path.startswith(("/v1/files", "/v1/batches")):
+            return await self.batches.handle(request, body)
         if path in ("/v1/chat/completions", "/chat/completions"):
             if request.method != "POST":
                 return self._status_outcome(Status(405), "route")
@@ -911,7 +919,15 @@ class FakeOpenAIServer:
             )
 
         # --- chat completions ---
-        if not body_ok or not isinstance(body, dict):
+        if not body_ok:
+            return self._status_outcome(
+                Status(400, message="We could not parse the JSON body of your request."), "validation"
+            )
+        return await self.chat_outcome(body)
+
+    async def chat_outcome(self, body: Any) -> _Outcome:
+        """What one chat-completions body gets: also used for each line of a batch."""
+        if not isinstance(body, dict):
             return self._status_outcome(
                 Status(400, message="We could not parse the JSON body of your request."), "validation"
             )

@@ -1,0 +1,129 @@
+"""Planning: run a stage's handler over its jobs with every cache miss recorded instead of
+sent, then write the recorded requests as OpenAI batch JSONL shards.
+
+A request's ``custom_id`` is its cache key, so a result line goes straight into the cache
+under the key the stage's normal path will look up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable, Sequence
+
+from ..llm import CallFailed, ClientStats, Deferred, LLMClient
+from ..runner import Job
+from ..stage import safe_name
+
+CHAT_URL = "/v1/chat/completions"
+MAX_REQUESTS = 50_000          # the OpenAI Batch API's limit per file
+MAX_BYTES = 190 * 1024 * 1024  # under its 200 MB file limit
+
+
+@dataclass
+class Group:
+    """The requests for one endpoint, in first-seen order, each once."""
+
+    client: LLMClient
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class Planner:
+    def __init__(self) -> None:
+        self.groups: dict[int, Group] = {}
+
+    def add(self, client: LLMClient, key: str, body: dict[str, Any]) -> None:
+        group = self.groups.setdefault(id(client), Group(client))
+        group.requests.setdefault(key, body)
+
+    @property
+    def total(self) -> int:
+        return sum(len(g.requests) for g in self.groups.values())
+
+    def keys(self) -> set[str]:
+        return {k for g in self.groups.values() for k in g.requests}
+
+
+def collect(jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]], clients: Sequence[LLMClient]) -> Planner:
+    """Every request the jobs would send now and that the cache cannot answer.
+
+    Only a job's first round is seen: a call that depends on an earlier reply (a retry after
+    an unreadable reply) is planned once that reply is known, i.e. online in the finish."""
+    planner = Planner()
+
+    async def go() -> None:
+        for job in jobs:
+            try:
+                await handler(job)
+            except (Deferred, CallFailed):
+                pass  # deferred: recorded; failed (e.g. too long): the normal path records it
+            await asyncio.sleep(0)  # an ensemble's sibling calls record themselves too
+
+    for c in clients:
+        c.planner = planner
+    try:
+        asyncio.run(go())
+    finally:
+        for c in clients:
+            c.planner = None
+            c.stats = ClientStats()  # planning's cache hits are not this run's traffic
+    return planner
+
+
+@dataclass
+class ShardFile:
+    path: Path
+    endpoint: str
+    requests: int
+    bytes: int
+    sha256: str
+
+
+def request_line(key: str, body: dict[str, Any]) -> bytes:
+    return (json.dumps({"custom_id": key, "method": "POST", "url": CHAT_URL, "body": body},
+                       ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def write_shards(group: Group, folder: Path, max_requests: int = MAX_REQUESTS, max_bytes: int = MAX_BYTES,
+                 start: int = 1) -> list[ShardFile]:
+    """Split one endpoint's requests into files of at most ``max_requests`` lines and
+    ``max_bytes`` bytes (whichever comes first), each written atomically."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = safe_name(group.client.endpoint.name)
+    shards: list[ShardFile] = []
+    lines: list[bytes] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal lines, size
+        if not lines:
+            return
+        path = folder / f"{name}-{start + len(shards):03d}.jsonl"
+        blob = b"".join(lines)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(blob)
+        os.replace(tmp, path)
+        shards.append(ShardFile(path, group.client.endpoint.identity, len(lines), len(blob),
+                                hashlib.sha256(blob).hexdigest()))
+        lines, size = [], 0
+
+    for key, body in group.requests.items():
+        line = request_line(key, body)
+        if lines and (len(lines) >= max_requests or size + len(line) > max_bytes):
+            flush()
+        lines.append(line)
+        size += len(line)
+    flush()
+    return shards
+
+
+def custom_ids(path: Path) -> Iterable[str]:
+    """The custom_ids of a shard file (a recorded batch's requests)."""
+    with open(path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)["custom_id"]
