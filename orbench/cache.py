@@ -87,6 +87,15 @@ class ResponseCache:
             (key, json.dumps(value, ensure_ascii=False), time.time()),
         )
 
+    def existing(self, keys: "list[str]") -> set[str]:
+        """Which of these keys are stored (one query per 500 keys)."""
+        conn, found = self._conn(), set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk))
+        return found
+
     def put_many(self, items: "list[tuple[str, dict[str, Any]]]") -> int:
         """Store many replies in one transaction (a batch's results); returns how many were new."""
         conn = self._conn()

@@ -186,14 +186,14 @@ class LLMClient:
         if grammar and self.use_grammar:
             settings["grammar"] = grammar  # sent in the body as llama.cpp's extension field
         key = self.key_for(messages, settings, sample) if self.cache is not None else ""
+        if self.planner is not None:  # batch planning; the planner drops what the cache holds, in bulk
+            self.planner.add(self, key, request_body(self.endpoint.model, messages, settings))
+            raise Deferred(key)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cached += 1
                 return LLMResult(cached=True, **hit)
-            if self.planner is not None:
-                self.planner.add(self, key, request_body(self.endpoint.model, messages, settings))
-                raise Deferred(key)
         try:
             async for attempt in self.policy.retrying():
                 with attempt:

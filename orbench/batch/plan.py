@@ -58,10 +58,11 @@ def collect(jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]], clien
     async def go() -> None:
         for job in jobs:
             try:
+                # An ensemble's calls all start at once (asyncio.gather) and each records
+                # itself before the first Deferred reaches the handler.
                 await handler(job)
             except (Deferred, CallFailed):
                 pass  # deferred: recorded; failed (e.g. too long): the normal path records it
-            await asyncio.sleep(0)  # an ensemble's sibling calls record themselves too
 
     for c in clients:
         c.planner = planner
@@ -70,7 +71,11 @@ def collect(jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]], clien
     finally:
         for c in clients:
             c.planner = None
-            c.stats = ClientStats()  # planning's cache hits are not this run's traffic
+            c.stats = ClientStats()
+    for group in planner.groups.values():
+        cache = group.client.cache
+        for key in cache.existing(list(group.requests)) if cache is not None else ():
+            del group.requests[key]
     return planner
 
 

@@ -69,6 +69,12 @@ def error_message(line: dict[str, Any]) -> str | None:
     return None
 
 
+def cache_value(body: Any, default_model: str) -> dict[str, Any] | None:
+    """What the online path would have stored for this reply, or None if it stores nothing."""
+    result = result_from_completion(body, default_model)
+    return result.to_cache() if result is not None and cacheable(result) else None
+
+
 def parse_lines(lines: Iterable[bytes], wanted: set[str] | None, default_model: str,
                 counts: ImportCounts) -> list[tuple[str, dict[str, Any]]]:
     entries: list[tuple[str, dict[str, Any]]] = []
@@ -88,11 +94,11 @@ def parse_lines(lines: Iterable[bytes], wanted: set[str] | None, default_model: 
             counts.errors += 1
             counts.error_examples[why] += 1
             continue
-        result = result_from_completion(line["response"].get("body"), default_model)
-        if result is None or not cacheable(result):
+        value = cache_value(line["response"].get("body"), default_model)
+        if value is None:
             counts.not_cached += 1
             continue
-        entries.append((key, result.to_cache()))
+        entries.append((key, value))
     return entries
 
 
