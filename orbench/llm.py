@@ -138,7 +138,10 @@ class LLMClient:
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
         self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
-        self.planner: Any = None  # batch planning: cache misses are recorded, not sent (orbench.batch)
+        self.planner: Any = None  # batch planning: requests are recorded, not sent (orbench.batch)
+        # --batch_import: the run finishes offline; a request the result files did not answer
+        # fails with the reason given here (by cache key) instead of being sent.
+        self.offline: dict[str, str] | None = None
 
     @property
     def where(self) -> str:
@@ -194,6 +197,9 @@ class LLMClient:
             if hit is not None:
                 self.stats.cached += 1
                 return LLMResult(cached=True, **hit)
+        if self.offline is not None:
+            self.stats.failed += 1
+            raise CallFailed(self.offline.get(key) or "no result for this request in the --batch_import files")
         try:
             async for attempt in self.policy.retrying():
                 with attempt:

@@ -4,7 +4,8 @@ from it, writing the same files an online run writes.
 - submit (``--batch``): resume the batches recorded in the sidecar, plan what is still
   missing, write and upload the shards, create the batches, poll them to the end, import.
 - export (``--batch_export DIR``): plan, write the shards to DIR, print the commands, stop.
-- import (``--batch_import FILE...``): read result files into the cache.
+- import (``--batch_import FILE...``): read result files into the cache; the finish is
+  offline, and a request with no reply in the files fails its row.
 - cancel (``--batch_cancel``): cancel the recorded batches, stop.
 """
 
@@ -42,7 +43,7 @@ def run_batch_phase(opts: BatchOptions, *, jobs: Sequence[Job], handler: Callabl
     if opts.mode == "export":
         _export(opts, collect(jobs, handler, clients))
     if opts.mode == "import":
-        return _import(opts, collect(jobs, handler, clients), cache)
+        return _import(opts, collect(jobs, handler, clients), cache, clients)
     return Submission(opts, clients, cache, output, stage).run(jobs, handler)
 
 
@@ -70,14 +71,20 @@ def _export(opts: BatchOptions, planner: Planner) -> None:
     )
 
 
-def _import(opts: BatchOptions, planner: Planner, cache: ResponseCache) -> dict[str, Any]:
+def _import(opts: BatchOptions, planner: Planner, cache: ResponseCache,
+            clients: Sequence[LLMClient]) -> dict[str, Any]:
     wanted = planner.keys()
     total = ImportCounts()
     for path in opts.import_files:
         counts = import_file(path, cache, wanted, "")
         note(f"{path}: {counts.describe()}")
         total.add(counts)
-    _say_rest(len(wanted - total.keys))
+    rest = wanted - total.keys
+    if rest:
+        note(f"{len(rest)} request(s) have no reply in these files; their rows go to the failed file "
+             f"(--batch_export again writes a file of just those)")
+    for client in clients:  # no engine to ask: the run finishes offline
+        client.offline = {k: total.failures.get(k, "") for k in rest}
     return {"mode": "import", "files": [str(p) for p in opts.import_files], "planned": len(wanted),
             **total.as_info()}
 

@@ -27,6 +27,7 @@ class ImportCounts:
     foreign: int = 0         # custom_ids this run did not plan (already cached, or another stage's)
     error_examples: Counter = field(default_factory=Counter)
     keys: set[str] = field(default_factory=set)  # the custom_ids now cached
+    failures: dict[str, str] = field(default_factory=dict)  # custom_id -> why it has no reply
 
     def add(self, other: "ImportCounts") -> None:
         self.cached += other.cached
@@ -35,6 +36,7 @@ class ImportCounts:
         self.foreign += other.foreign
         self.error_examples.update(other.error_examples)
         self.keys |= other.keys
+        self.failures.update(other.failures)
 
     def as_info(self) -> dict[str, int]:
         return {"imported": self.cached, "batch_errors": self.errors, "empty_or_filtered": self.not_cached,
@@ -93,10 +95,12 @@ def parse_lines(lines: Iterable[bytes], wanted: set[str] | None, default_model: 
         if why is not None:
             counts.errors += 1
             counts.error_examples[why] += 1
+            counts.failures[key] = f"batch result: {why}"
             continue
         value = cache_value(line["response"].get("body"), default_model)
         if value is None:
             counts.not_cached += 1
+            counts.failures[key] = "batch result: an empty or filtered reply"
             continue
         entries.append((key, value))
     return entries
