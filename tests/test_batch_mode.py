@@ -340,3 +340,25 @@ def test_cancel_then_batch_again_collects_the_partial_results_and_resubmits_the_
     assert second["request_counts"]["total"] == len(PROMPTS) - half
     assert chat_requests(srv) == []
     assert len(read_csv(clone / "alignment_checker" / OUT)) == len(PROMPTS)
+
+
+def test_a_batch_created_but_not_recorded_is_found_again_not_created_twice(clone, tmp_path, held_server):
+    """Killed between creating a batch and writing its id down: the re-run finds the batch by
+    its upload and the shard's hash (batch metadata) instead of creating another."""
+    srv = held_server
+    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
+    prompts_csv(clone / "alignment_checker")
+    proc = _start(clone, models, "--batch")
+    _wait_for(lambda: len(batch_posts(srv)) == 1 and _polls(srv) >= 1, "the batch being polled")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
+    record = json.loads(path.read_text())
+    record["shards"][0].update(batch_id=None, status="uploaded")  # as if killed before the id was saved
+    path.write_text(json.dumps(record))
+    srv.batches.polls_per_state = 1
+    again = _start(clone, models, "--batch")
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert len(batch_posts(srv)) == 1 and chat_requests(srv) == []
+    assert len(read_csv(clone / "alignment_checker" / OUT)) == len(PROMPTS)
