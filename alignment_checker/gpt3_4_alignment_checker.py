@@ -17,6 +17,9 @@ score.
 Default model: `local`, the embedded SmolLM2-135M-Instruct. Re-running the same command
 resumes: finished rows are kept, failed rows are retried.
 
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
 Example: python gpt3_4_alignment_checker.py --model=gpt-3.5-turbo-0125 --input_file=../examples/sample_prompts.csv
 """
 

@@ -15,6 +15,9 @@ gpt4+llama3+gemini-1.5) and adds toxic_votes, safe_votes and per-moderator
 --vote=majority (default), unanimous or any.
 Defaults: --moderator_model=local, --column=prompt, temperature 0, max_tokens 1000.
 
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
 Example: python moderate_only.py --moderator_model=gpt4 --input_file_path=../rewritter/harmful_prompts_rewrite.csv --column=prompt
 """
 

@@ -31,6 +31,9 @@ refusal takes the refusal class most of its voters gave. Pairwise agreement (%) 
 kappa between judges are printed and written to the .run.json (judge_agreement).
 Output file name: {input stem}_response_check_merged_{a+b+c}.csv.
 
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
 Examples:
   python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
   python check_response.py --check_model=gpt4 --sample 200 --seed 1 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv

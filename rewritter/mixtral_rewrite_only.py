@@ -12,6 +12,9 @@ model might refuse yet are harmless to answer: no safety words, no blunt harm wo
 else «...» items, else numbered lines. Temperature 0.7, max_tokens 1000.
 Default model: local (the original hard-coded Mixtral-8x7B; --model picks any).
 
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
 Example: python mixtral_rewrite_only.py --toxic_seed_path=../toxic_prompt_generator/harmful_prompts.csv
 """
 
