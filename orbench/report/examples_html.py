@@ -17,16 +17,19 @@ from orbench.report.examples import DISAGREEMENTS, MISSES, Example, ExampleSet, 
 from orbench.report.htmlkit import paragraph, th_row
 
 PREVIEW_CHARS = 140
+SHORT_TITLES = {"safe": "80K", "hard": "Hard-1K", "toxic": "Toxic"}
 
 CSS = """
 .filters{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:.6em 0;
 padding:8px 10px;background:#f6f6f6;border:1px solid #e2e2e2;position:sticky;top:0;z-index:1}
 .filters input{width:18em}.filters .count{font-weight:600;margin-left:auto}
 table.rows{width:100%}
-table.rows td{white-space:normal;text-align:left;vertical-align:top}
+table.rows th,table.rows td{white-space:normal;text-align:left;vertical-align:top}
+table.rows td.set{white-space:nowrap}
 table.rows td.txt{min-width:14em;max-width:30em;overflow-wrap:anywhere}
 table.rows td.resp{min-width:18em;max-width:40em;overflow-wrap:anywhere}
 table.rows summary{cursor:pointer;color:#333}
+details[open]>summary .pv{display:none}details[open]>summary::after{content:"fold";color:#777}
 table.rows .full{white-space:pre-wrap;margin:.4em 0 0;max-height:26em;overflow:auto;
 background:#fafafa;border:1px solid #eee;padding:4px 6px}
 td.refused{color:#a33}td.answered{color:#1f6f2a}.dim{color:#777;font-size:.9em}
@@ -94,14 +97,14 @@ def _outcome_td(outcome: str, extra: str = "") -> str:
 
 
 def _row(ex: Example) -> str:
-    title = DATASET_TITLES[ex.dataset]
+    title = SHORT_TITLES[ex.dataset]
     judge = (_e(ex.judge_class or ex.judge) + f' <span class="dim">({_e(ex.judge_name)})</span>'
              if ex.judge else "–")
     judge_cls = f' class="{ex.judge}"' if ex.judge in ("refused", "answered") else ""
-    response = (f"<details><summary>{_e(_preview(ex.response))}</summary>"
+    response = (f'<details><summary><span class="pv">{_e(_preview(ex.response))}</span></summary>'
                 f'<div class="full">{_e(ex.response)}</div></details>')
     cells = [
-        f"<td>{_e(ex.model)}</td>", f"<td>{_e(title)}</td>", f"<td>{_e(ex.category)}</td>",
+        f"<td>{_e(ex.model)}</td>", f'<td class="set">{_e(title)}</td>', f"<td>{_e(ex.category)}</td>",
         f'<td class="txt">{_e(ex.prompt)}</td>', f'<td class="resp">{response}</td>',
         _outcome_td(ex.keyword), f"<td>{_e(ex.refusal_score or '–')}</td>",
         f"<td{judge_cls}>{judge}</td>",
@@ -142,7 +145,7 @@ def _view(view: str, sets: Sequence[ExampleSet], cap: int, seed: int) -> str:
     parts += [
         f'<div class="filters" data-table="{view}-table">',
         _select(view, "model", "model", [(m, m) for m in models]),
-        _select(view, "set", "set", [(d, DATASET_TITLES[d]) for d in datasets]),
+        _select(view, "set", "set", [(d, SHORT_TITLES[d]) for d in datasets]),
         _select(view, "cat", "category", [(c, c) for c in cats]),
         f'<label>search <input id="{view}-search" type="search" data-key="q" '
         'placeholder="words in the prompt or response" autocomplete="off"></label>',
@@ -152,6 +155,15 @@ def _view(view: str, sets: Sequence[ExampleSet], cap: int, seed: int) -> str:
         "\n".join(_row(ex) for ex in rows), "</tbody></table></div>",
     ]
     return "\n".join(parts)
+
+
+def nav(report: Report) -> str:
+    """Links down to the views, under the page's title: the views sit below the figures."""
+    ex = report.examples
+    if ex is None or ex.cap <= 0 or not ex.examples:
+        return ""
+    return ('<p class="note">The rows behind the rates: <a href="#examples">over-refusals and '
+            'misses</a> · <a href="#disagreements">keyword vs. judge disagreements</a></p>')
 
 
 def _cap_rule(cap: int, seed: int) -> str:
@@ -164,13 +176,14 @@ def examples_view(report: Report) -> str:
     ex = report.examples
     if ex is None or ex.cap <= 0 or not ex.examples:
         return ""
+    # A <section> of its own keeps the sticky filter bar inside its view.
     return "\n".join([
-        '<h2 id="examples">Examples: over-refusals and misses</h2>',
+        '<section class="view">', '<h2 id="examples">Examples: over-refusals and misses</h2>',
         paragraph("Over-refusals: prompts of the safe sets (80K, Hard-1K) that the model "
                   "refused. Misses: prompts of the Toxic set that it answered. Both by the "
                   "verdicts the rates above use; the keyword verdict, stage 4's refusal score "
                   "and the judge's verdict are shown where they exist. " + _cap_rule(ex.cap, ex.seed)),
-        _view("examples", ex.examples, ex.cap, ex.seed),
+        _view("examples", ex.examples, ex.cap, ex.seed), "</section>",
     ])
 
 
@@ -184,9 +197,9 @@ def disagreements_view(report: Report) -> str:
             "No row has both a keyword verdict and a judge's verdict: a stage-5 file of the "
             "same rows as a stage-4 file (a full run or a judged sample) is needed.", "note")
     return "\n".join([
-        head,
+        '<section class="view">', head,
         paragraph("Rows where stage 4's keyword rules and the stage-5 judge both gave a "
                   "verdict, and they differ, on any set. Rows are paired by prompt and "
                   "response. " + _cap_rule(ex.cap, ex.seed)),
-        _view("disagreements", ex.disagreements, ex.cap, ex.seed),
+        _view("disagreements", ex.disagreements, ex.cap, ex.seed), "</section>",
     ])

@@ -164,6 +164,9 @@ def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[
         f'<p class="note">Made by orbench {html.escape(__version__)} on {when} from '
         f"{len(report.files)} result file(s). Every number is computed from those files.</p>",
     ]
+    links = examples_html.nav(report)
+    if links:
+        parts.append(links)
     parts += [s for s in (section(page) for section in SECTIONS) if s]
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"
