@@ -29,7 +29,8 @@ table.rows td.set{white-space:nowrap}
 table.rows td.txt{min-width:14em;max-width:30em;overflow-wrap:anywhere}
 table.rows td.resp{min-width:18em;max-width:40em;overflow-wrap:anywhere}
 table.rows summary{cursor:pointer;color:#333}
-details[open]>summary .pv{display:none}details[open]>summary::after{content:"fold";color:#777}
+table.rows details[open]>summary .pv{display:none}
+table.rows details[open]>summary::after{content:"fold";color:#777}
 table.rows .full{white-space:pre-wrap;margin:.4em 0 0;max-height:26em;overflow:auto;
 background:#fafafa;border:1px solid #eee;padding:4px 6px}
 td.refused{color:#a33}td.answered{color:#1f6f2a}.dim{color:#777;font-size:.9em}
