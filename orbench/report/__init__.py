@@ -46,12 +46,16 @@ even when not among the inputs; when it is missing the report stops with exit co
 
 Package layout: files (finding and classifying inputs), samples (pairing judged samples with
 their stage-4 files), rows (one outcome per row, choice of verdicts), rates (Wilson rates,
-the summary), correction (corrected rates), build (the Report), markdown, figures and labels,
-htmlkit / html_tables / page (the HTML page, a list of sections), write, cli.
+the summary), correction (corrected rates), examples (the rows behind the rates, for
+reading), build (the Report), markdown, figures and labels, htmlkit / html_tables /
+examples_html / page (the HTML page, a list of sections), write, cli.
 
 Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,
 tradeoff.png, tradeoff.svg, models/*.png (rate per category per model) and report.html,
-one self-contained file with everything.
+one self-contained file with everything. Your own models come first; the paper's rows
+(--compare_paper) after them. report.html also embeds, per model and set, the over-refusals
+and misses and the keyword-vs-judge disagreements, at most --examples_per_set rows each (a
+random sample, --examples_seed), with filters and a search box (examples.py).
 """
 
 from orbench.report.build import Report, build_report, load_results

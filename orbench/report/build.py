@@ -18,6 +18,7 @@ from orbench.report.correction import (
     warning_lines,
     with_category_corrections,
 )
+from orbench.report.examples import DEFAULT_CAP, DEFAULT_SEED, Examples, collect_examples
 from orbench.report.files import scan_inputs
 from orbench.report.paper import load_paper_results
 from orbench.report.rates import category_table, summarize
@@ -40,6 +41,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)  # keyword rules shown to be unreliable
     # Whether the trade-off score and figure use corrected rates (not with --prefer keyword).
     use_corrected: bool = True
+    # The rows behind the rates, for reading (examples.py); None when not collected.
+    examples: Examples | None = None
 
 
 def load_results(inputs: Iterable[str | Path],
@@ -50,11 +53,16 @@ def load_results(inputs: Iterable[str | Path],
 
 def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] | None = None,
                  prefer: str = "judge", judge: str | None = None, x: str = "hard",
-                 compare_paper: bool = False, samples: Mapping[str, str] | None = None) -> Report:
+                 compare_paper: bool = False, samples: Mapping[str, str] | None = None,
+                 examples_per_set: int = DEFAULT_CAP, examples_seed: int = DEFAULT_SEED) -> Report:
     """Read the inputs and compute every table of the report.
 
     samples pairs judged-sample files with their stage-4 files (see scan_inputs).
+    examples_per_set caps the rows each examples view embeds per model and set (a random
+    sample drawn with examples_seed); 0 embeds none.
     """
+    if examples_per_set < 0:
+        raise ReportError(f"--examples_per_set must be 0 or more, not {examples_per_set}")
     inputs = list(inputs)
     if not inputs and not compare_paper:
         raise ReportError("no input files: give result files or folders, or --compare_paper")
@@ -92,6 +100,9 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     if paper is not None and x != "hard":
         notes.append("The paper published no 80K (safe) rates, so its points are left out "
                      "of the figure when x is the safe set.")
+    examples = collect_examples(files, selected, cap=examples_per_set, seed=examples_seed,
+                                judge=judge)
     return Report(files=files, selected=selected, summary=summary, categories=categories,
                   x=x, paper=paper, notes=notes, corrections=corrections,
-                  warnings=warning_lines(corrections), use_corrected=use_corrected)
+                  warnings=warning_lines(corrections), use_corrected=use_corrected,
+                  examples=examples)

@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sample_of", action="append", default=[], metavar="JUDGED=STAGE4",
                    help="a stage-5 file that judged a random sample of a stage-4 file, for "
                         "files whose .run.json does not say so; both are read; repeatable")
+    p.add_argument("--examples_per_set", type=int, default=500, metavar="N",
+                   help="rows each examples view of report.html embeds per model and set, "
+                        "drawn at random (default: 500; 0: no examples)")
+    p.add_argument("--examples_seed", type=int, default=0, metavar="S",
+                   help="the seed of that random draw (default: 0)")
     return p
 
 
@@ -60,7 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             samples[judged] = stage4
             inputs.append(judged)
         report = build_report(inputs, overrides, prefer=args.prefer, judge=args.judge,
-                              x=args.x, compare_paper=args.compare_paper, samples=samples)
+                              x=args.x, compare_paper=args.compare_paper, samples=samples,
+                              examples_per_set=args.examples_per_set,
+                              examples_seed=args.examples_seed)
         written = write_report(report, args.output_dir)
     except ReportError as exc:
         print(f"orbench.report: error: {exc}", file=sys.stderr)

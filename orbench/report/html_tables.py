@@ -14,31 +14,24 @@ from orbench.report.rates import summary_datasets
 
 
 def summary_html(report: Report) -> str:
+    """The user's own models, best trade-off first (the paper's rows are in paper_html)."""
     summary = report.summary
-    present = summary_datasets(summary)
-    paper = report.paper
-    show = list(present)
-    if paper is not None:
-        for ds in ("hard", "toxic"):
-            if ds not in show:
-                show.append(ds)
-        show = [ds for ds in DATASETS if ds in show]
-    corrected = {ds: ds in present and has_corrections(summary, ds) for ds in show}
-    head = ["model", "source"]
+    if summary.empty:
+        return "<p>No results of your own.</p>"
+    show = summary_datasets(summary)
+    corrected = {ds: has_corrections(summary, ds) for ds in show}
+    head = ["model"]
     for ds in show:
         t = DATASET_TITLES[ds]
         head += [f"{t} %", "95% CI", "scored", "unscored", "failed", "scored by"]
         if corrected[ds]:
             head += [f"{t} corrected % [95% CI]"]
     head.append("trade-off score")
-    body: list[tuple[float, str]] = []  # (trade-off score, row), to interleave with the paper
-    for _, r in summary.iterrows():
-        cells = [td(r["model"]), td("yours")]
+    body: list[str] = []
+    for _, r in summary.iterrows():  # already in the summary's order
+        cells = [td(r["model"])]
         unreliable = False
         for ds in show:
-            if ds not in present:
-                cells += [td("–", math.nan)] + [td("")] * 5
-                continue
             rate = float(r[f"{ds}_rejection_pct"])
             ci = ("–" if math.isnan(rate)
                   else f"{r[f'{ds}_ci_low_pct']:.1f}–{r[f'{ds}_ci_high_pct']:.1f}")
@@ -57,22 +50,27 @@ def summary_html(report: Report) -> str:
                 cells.append(cell.replace("<td", '<td class="warn"', 1) if warn else cell)
         score = float(r["tradeoff_score"])
         cells.append(td(fmt(score), score))
-        body.append((score, ('<tr class="unreliable">' if unreliable else "<tr>") + "".join(cells) + "</tr>"))
-    if paper is not None:
-        for _, r in paper.iterrows():
-            vals = {"hard": float(r["hard_1k_rejection_pct"]),
-                    "toxic": float(r["toxic_rejection_pct"])}
-            cells = [td(r["model"] + ("*" if r["ensemble_judge"] else "")), td("paper")]
-            for ds in show:
-                v = vals.get(ds, math.nan)
-                cells += [td(fmt(v), v), td("–", math.nan), td(""), td(""), td(""),
-                          td("published")] + ([td("")] if corrected[ds] else [])
-            score = (vals["toxic"] - vals[report.x]) if report.x in vals else math.nan
-            cells.append(td(fmt(score), score))
-            body.append((score, '<tr class="paper">' + "".join(cells) + "</tr>"))
-    # Same order as the summary: highest score first, rows without one last.
+        body.append(('<tr class="unreliable">' if unreliable else "<tr>") + "".join(cells) + "</tr>")
+    return table(head, body, wide=True)
+
+
+def paper_html(report: Report) -> str:
+    """The paper's published rates, best trade-off first; "" without --compare_paper."""
+    paper = report.paper
+    if paper is None:
+        return ""
+    head = ["model (paper)", f"{DATASET_TITLES['hard']} %", f"{DATASET_TITLES['toxic']} %",
+            "trade-off score"]
+    body: list[tuple[float, str]] = []
+    for _, r in paper.iterrows():
+        hard, toxic = float(r["hard_1k_rejection_pct"]), float(r["toxic_rejection_pct"])
+        # The paper has no 80K rates: no score when x is the safe set.
+        score = toxic - hard if report.x == "hard" else math.nan
+        cells = [td(r["model"] + ("*" if r["ensemble_judge"] else "")), td(fmt(hard), hard),
+                 td(fmt(toxic), toxic), td(fmt(score), score)]
+        body.append((score, '<tr class="paper">' + "".join(cells) + "</tr>"))
     body.sort(key=lambda sr: (math.isnan(sr[0]), -sr[0] if not math.isnan(sr[0]) else 0.0))
-    return table(head, [row for _, row in body], wide=True)
+    return table(head, [row for _, row in body])
 
 
 def category_html(report: Report) -> str:

@@ -27,6 +27,7 @@ img{max-width:100%;height:auto;border:1px solid #eee}
 td.warn{color:#a33;font-weight:600}tr.unreliable td{background:#fff4f2}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .wide{overflow-x:auto}
+details.paper{margin:.8em 0}details.paper>summary{cursor:pointer;color:#555;font-weight:600}
 .models{display:flex;flex-wrap:wrap;gap:12px}.models figure{flex:1 1 560px}
 """
 

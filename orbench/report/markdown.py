@@ -62,6 +62,8 @@ def summary_markdown(report: Report) -> str:
     parts = ["# OR-Bench results", ""]
     if report.warnings:
         parts += ["## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings] + [""]
+    # The user's own models first; the paper's published numbers (if asked for) come after.
+    parts += ["## Your models", ""]
     parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x])
               + score_note(report.use_corrected, any(corrected.values())),
               CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
@@ -73,7 +75,7 @@ def summary_markdown(report: Report) -> str:
         parts += ["", "## Keyword rules checked by a judged sample", "", CORRECTION_RULE, "",
                   _md_table(head, [[row[h] for h in head] for row in table])]
     if report.paper is not None:
-        parts += ["", "## The paper's published numbers", "",
+        parts += ["", "## The paper's published numbers, for comparison", "",
                   _md_table(["model", "Hard-1K rejection %", "Toxic rejection %"],
                             [[str(m), fmt(a), fmt(b)] for m, a, b in zip(
                                 report.paper["model"], report.paper["hard_1k_rejection_pct"],

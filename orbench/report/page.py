@@ -7,6 +7,8 @@ text from the inputs goes through html.escape (see htmlkit): it is data, never m
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -23,8 +25,10 @@ from orbench.report.html_tables import (
     category_html,
     corrections_html,
     files_html,
+    paper_html,
     summary_html,
 )
+from orbench.report import examples_html
 from orbench.report.htmlkit import CSS, JS, data_uri, paragraph
 from orbench.report.markdown import CATEGORY_CORRECTION_RULE
 
@@ -61,11 +65,15 @@ def summary_section(page: Page) -> str:
         "(stage 5). <b>corrected</b>: the keyword rate checked by a judged random sample "
         "(see below); ⚠ marks " + html.escape(UNRELIABLE.split(";")[0]) + ".</p>",
     ]
-    if report.paper is not None:
-        parts.append('<p class="note">Grey rows: the paper\'s published numbers, for '
-                     "comparison (* = a model that was also a judge in the paper's "
-                     "moderation ensemble).</p>")
     parts.append(summary_html(report))
+    paper = paper_html(report)
+    if paper:
+        # Folded below the user's own models: the result they came for comes first.
+        opened = " open" if report.summary.empty else ""
+        parts += [f'<details class="paper"{opened}><summary>The paper\'s published numbers '
+                  f"({len(report.paper)} models), for comparison</summary>",
+                  '<p class="note">* = a model that was also a judge in the paper\'s moderation '
+                  "ensemble. The paper published no 80K rates.</p>", paper, "</details>"]
     if report.notes:
         parts.append("<ul>" + "".join(f'<li class="warn">{html.escape(n)}</li>'
                                       for n in report.notes) + "</ul>")
@@ -111,14 +119,36 @@ def models_section(page: Page) -> str:
     return "\n".join(['<h2>Per model</h2><div class="models">', *figs, "</div>"])
 
 
+def examples_section(page: Page) -> str:
+    return examples_html.examples_view(page.report)
+
+
+def disagreements_section(page: Page) -> str:
+    return examples_html.disagreements_view(page.report)
+
+
 def files_section(page: Page) -> str:
     return "<h2>Input files</h2>\n" + files_html(page.report) if page.report.files else ""
 
 
 SECTIONS: list[Callable[[Page], str]] = [
     warnings_section, summary_section, corrections_section, figure_section, categories_section,
-    models_section, files_section,
+    models_section, examples_section, disagreements_section, files_section,
 ]
+
+STYLE = CSS + examples_html.CSS
+SCRIPT = JS + examples_html.JS
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+# Nothing may load or run but the page's own style sheet and script (allowed by their
+# hashes) and its data: images: a response that smuggled markup past the escaping could
+# still neither run script nor fetch anything.
+CSP = ("default-src 'none'; img-src data:; style-src " + _csp_hash(STYLE) + "; script-src "
+       + _csp_hash(SCRIPT) + "; base-uri 'none'; form-action 'none'")
 
 
 def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[str, Path]) -> str:
@@ -127,12 +157,16 @@ def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[
     page = Page(report=report, tradeoff=tradeoff, model_charts=model_charts)
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>OR-Bench report</title>", f"<style>{CSS}</style></head><body>",
+        "<title>OR-Bench report</title>", f"<style>{STYLE}</style></head><body>",
         "<h1>OR-Bench report</h1>",
         f'<p class="note">Made by orbench {html.escape(__version__)} on {when} from '
         f"{len(report.files)} result file(s). Every number is computed from those files.</p>",
     ]
+    links = examples_html.nav(report)
+    if links:
+        parts.append(links)
     parts += [s for s in (section(page) for section in SECTIONS) if s]
-    parts += [f"<script>{JS}</script>", "</body></html>"]
+    parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"

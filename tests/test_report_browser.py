@@ -1,0 +1,154 @@
+"""report.html in a real browser: headless Debian Chromium driven by Playwright.
+
+The page is built from result files whose responses are hostile markup. In the browser the
+filters and the search must narrow the examples to the hand-counted rows, the sortable
+tables must still sort under the page's Content-Security-Policy, the hostile text must show
+as text and run nothing, and the page must request nothing but itself and its data: images.
+
+Skipped, with the reason, when Playwright or /usr/bin/chromium is missing; failed instead
+when ORBENCH_REQUIRE_BROWSER=1 (CI sets it: .ci/run installs Chromium first).
+Set ORBENCH_REPORT_SHOTS=DIR to keep screenshots of the views there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from orbench import report as rp
+from tests.report_examples_helpers import (
+    DISAGREEMENT_ROWS,
+    EXAMPLE_ROWS,
+    HOSTILE,
+    JS_LINK,
+    PRIVACY_ROWS,
+    write_runs,
+)
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+REQUIRED = os.environ.get("ORBENCH_REQUIRE_BROWSER") == "1"
+
+
+def _unavailable(reason: str):
+    if REQUIRED:
+        pytest.fail(f"{reason}, and ORBENCH_REQUIRE_BROWSER=1 asks for the browser test")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        _unavailable("Playwright for Python is not installed (pip install -e '.[test]')")
+    if not Path(CHROMIUM).is_file():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as pw:
+        try:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        except Error as exc:
+            _unavailable(f"Chromium at {CHROMIUM} did not start: {str(exc).splitlines()[0]}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture()
+def loaded(browser, tmp_path):
+    """The report of the hostile runs, open in a fresh page that records what it does."""
+    out = tmp_path / "report"
+    assert rp.main([str(write_runs(tmp_path / "runs")), "--output_dir", str(out)]) == 0
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    seen = {"requests": [], "console": [], "errors": [], "dialogs": []}
+    page.on("request", lambda req: seen["requests"].append(req.url))
+    page.on("console", lambda msg: seen["console"].append(msg.text))
+    page.on("pageerror", lambda exc: seen["errors"].append(str(exc)))
+    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    page.goto((out / "report.html").as_uri())
+    yield page, seen
+    page.close()
+
+
+def _visible_rows(page, view: str) -> int:
+    return page.locator(f"#{view}-table tbody tr:visible").count()
+
+
+def _shots(page, name: str) -> None:
+    where = os.environ.get("ORBENCH_REPORT_SHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"{name}.png"), full_page=True)
+        for view in ("examples", "disagreements"):
+            box = page.locator(f"h2#{view}")
+            if box.count():
+                box.scroll_into_view_if_needed()
+                page.screenshot(path=str(Path(where) / f"{name}_{view}.png"))
+
+
+def test_filters_search_and_count(loaded):
+    page, seen = loaded
+    assert _visible_rows(page, "examples") == EXAMPLE_ROWS
+    assert page.locator("#examples-count").inner_text() == f"Showing {EXAMPLE_ROWS} of {EXAMPLE_ROWS} rows"
+    assert _visible_rows(page, "disagreements") == DISAGREEMENT_ROWS
+
+    page.select_option("#examples-category", "privacy")
+    assert _visible_rows(page, "examples") == PRIVACY_ROWS
+    assert page.locator("#examples-count").inner_text() == f"Showing {PRIVACY_ROWS} of {EXAMPLE_ROWS} rows"
+    # Search text inside the folded responses, within the category.
+    page.fill("#examples-search", "JAVASCRIPT:")
+    assert _visible_rows(page, "examples") == 1
+    assert page.locator("#examples-count").inner_text() == f"Showing 1 of {EXAMPLE_ROWS} rows"
+    page.select_option("#examples-model", "beta")
+    assert _visible_rows(page, "examples") == 0
+    page.select_option("#examples-model", "")
+    page.select_option("#examples-category", "")
+    page.fill("#examples-search", "")
+    assert _visible_rows(page, "examples") == EXAMPLE_ROWS
+    # The other view's filters are its own.
+    page.select_option("#disagreements-category", "harmful")
+    assert _visible_rows(page, "disagreements") == 1 and _visible_rows(page, "examples") == EXAMPLE_ROWS
+    assert not seen["errors"], seen["errors"]
+    _shots(page, "report")
+
+
+def test_sortable_tables_still_sort_under_the_csp(loaded):
+    page, seen = loaded
+    header = page.locator("table.sortable").first.locator("th").first
+    names = lambda: page.locator("table.sortable").first.locator("tbody tr td:first-child").all_inner_texts()
+    header.click()
+    assert names() == ["alpha", "beta"]
+    header.click()
+    assert names() == ["beta", "alpha"]
+    assert not any("Content Security Policy" in m for m in seen["console"]), seen["console"]
+
+
+def test_hostile_responses_show_as_text_and_run_nothing(loaded):
+    page, seen = loaded
+    # Unfold the response holding the link, then click the link's text.
+    row = page.locator("#examples-table tbody tr", has_text=JS_LINK)
+    assert row.count() == 1
+    row.locator("summary").click()
+    full = row.locator(".full")
+    assert full.is_visible() and full.inner_text() == JS_LINK
+    full.click()
+    # Unfold every other response too: each hostile one shows, character for character.
+    for summary in page.locator("table.rows summary:visible").all():
+        if summary.locator("xpath=..").get_attribute("open") is None:
+            summary.click()
+    for text in HOSTILE:
+        shown = page.locator(".full", has_text=text)
+        assert shown.count() >= 1 and shown.first.is_visible(), text
+        assert text in shown.first.inner_text()
+    page.wait_for_timeout(200)  # let anything that was going to run, run
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    # Nothing of the data became markup: one script (the page's own), no image from the
+    # data, no javascript: link, no textarea.
+    assert page.locator("script").count() == 1
+    assert page.locator("img[src='x'], a[href^='javascript'], textarea").count() == 0
+    assert page.url.startswith("file:")
+    assert not seen["dialogs"] and not seen["errors"], (seen["dialogs"], seen["errors"])
+    others = [u for u in seen["requests"] if not u.startswith(("file:", "data:"))]
+    assert others == [], others
