@@ -15,6 +15,7 @@ The download goes through ``huggingface_hub.hf_hub_download``, so its cache (``H
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -103,16 +104,20 @@ def input_name(spec: str | os.PathLike) -> str:
 
 def fetch(ref: HubFile) -> Fetched:
     """Download (or find in the cache) one Hub file. Every failure is one UserError line."""
-    import huggingface_hub
-    from huggingface_hub import constants
+    # Imported before the logger is quieted: importing the download code sets the library's level.
+    from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.utils import (
         EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError,
         RevisionNotFoundError,
     )
 
     where = ref.uri
+    # The client logs each retry of an unreachable Hub as a warning; the error below says it once.
+    hf_logger = logging.getLogger("huggingface_hub")
+    level = hf_logger.level
+    hf_logger.setLevel(logging.ERROR)
     try:
-        local = huggingface_hub.hf_hub_download(
+        local = hf_hub_download(
             repo_id=ref.repo_id, filename=ref.filename, repo_type=ref.repo_type, revision=ref.revision,
         )
     except LocalEntryNotFoundError:
@@ -140,6 +145,8 @@ def fetch(ref: HubFile) -> Fetched:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         first = re.sub(r"//[^/@\s]+@", "//", first)  # never echo credentials carried in a URL
         raise UserError(f"could not read {where} from the Hub: {first}") from None
+    finally:
+        hf_logger.setLevel(level)
     path = Path(local)
     return Fetched(path=path, source={
         "repo": ref.repo_id, "repo_type": ref.repo_type, "file": ref.filename,
