@@ -35,6 +35,7 @@ SHORT_NAMES: dict[str, str] = {
 }
 _TYPE_PREFIXES = {"datasets": "dataset", "spaces": "space"}
 _URI_FORM = "hf://datasets/OWNER/NAME[@REVISION]/FILE"
+_REPO_PART = re.compile(r"[\w.\-]+")  # what the Hub allows in an owner or repo name
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ def parse_uri(uri: str) -> HubFile:
     if "@" in name:
         name, revision = name.split("@", 1)
         revision = unquote(revision)  # refs/pr/1 is written refs%2Fpr%2F1, as huggingface_hub does
-        if not name or not revision:
-            raise UserError(f"{uri} is not a Hub file path; expected {_URI_FORM}")
+    if not (_REPO_PART.fullmatch(owner) and _REPO_PART.fullmatch(name)) or revision == "":
+        raise UserError(f"{uri} is not a Hub file path; expected {_URI_FORM}")
     return HubFile(repo_id=f"{owner}/{name}", filename="/".join(parts[2:]), repo_type=repo_type, revision=revision)
 
 

@@ -35,6 +35,7 @@ class Hit:
     method: str
     path: str
     status: int
+    authorization: str | None  # the Authorization header sent (HF_TOKEN reaches the server as a bearer token)
 
 
 class _Repo:
@@ -82,6 +83,10 @@ class FakeHub:
     def requests(self) -> list[Hit]:
         with self._lock:
             return list(self._hits)
+
+    def file_requests(self) -> list[Hit]:
+        """Requests for repo files and blobs (not the client's other look-ups, e.g. under /api/)."""
+        return [h for h in self.requests if "/resolve/" in h.path or h.path.startswith("/cdn/")]
 
     def _record(self, hit: Hit) -> None:
         with self._lock:
@@ -176,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply(self, head: bool) -> None:
         status, headers, body = self.owner.answer(self.path)
-        self.owner._record(Hit(self.command, self.path, status))
+        self.owner._record(Hit(self.command, self.path, status, self.headers.get("Authorization")))
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)
