@@ -91,7 +91,8 @@ def _text(p: Path, label: str) -> str:
 
 def _read_jsonl(p: Path, label: str) -> list[dict[str, Any]]:
     records = []
-    for n, line in enumerate(_text(p, label).splitlines(), start=1):
+    # split on "\n" only: str.splitlines would also cut at U+2028, which JSON strings may hold raw
+    for n, line in enumerate(_text(p, label).split("\n"), start=1):
         if not line.strip():
             continue
         try:
