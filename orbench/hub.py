@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from .errors import UserError
 
@@ -50,7 +50,7 @@ class HubFile:
     @property
     def uri(self) -> str:
         prefix = {"dataset": "datasets/", "space": "spaces/"}.get(self.repo_type, "")
-        at = f"@{self.revision}" if self.revision else ""
+        at = f"@{quote(self.revision, safe='')}" if self.revision else ""  # refs/pr/1 -> refs%2Fpr%2F1
         return f"{SCHEME}{prefix}{self.repo_id}{at}/{self.filename}"
 
     @property

@@ -199,6 +199,7 @@ def test_names_parse_to_hub_files():
     assert hub.hub_file("or-bench-80k") == hub.HubFile(REPO, "or-bench-80k.csv")
     ref = hub.hub_file("hf://datasets/owner/name@refs%2Fpr%2F3/data/train.jsonl")
     assert ref == hub.HubFile("owner/name", "data/train.jsonl", "dataset", "refs/pr/3")
+    assert ref.uri == "hf://datasets/owner/name@refs%2Fpr%2F3/data/train.jsonl" and ref.name == "train.jsonl"
     assert hub.hub_file("hf://owner/model/file.csv").repo_type == "model"
     assert hub.hub_file("prompts.csv") is None and hub.hub_file("or-bench-80k.csv") is None
     assert hub.input_name(HARD_URI) == hub.input_name("or-bench-hard-1k") == "or-bench-hard-1k.csv"
