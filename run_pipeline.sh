@@ -13,6 +13,8 @@
 #  --rewriter_model, --moderator_models, --target_model, --judge_model, --safety_prompt,
 #  --hard_k, --max_tokens, --concurrency, --judge_sample, --judge_seed; REPORT_PREFER=judge|keyword has no flag).
 # Re-running the same command resumes: finished rows and cached replies are reused.
+# Exit codes: 0 done; 3 a stage finished but some rows failed (the script stops and says what to
+# re-run; stage 1 stopping short of its count is not a stop); 2 a usage error; else a stage's own.
 #
 # Stage 5 judges a uniform random sample of JUDGE_SAMPLE rows (default 200) of every stage-4
 # result, and the report corrects each keyword rate with it (a "corrected" column with a 95%
@@ -72,6 +74,18 @@ common=()
 limit=()
 [ "$PROMPTS_PER_SET" != "0" ] && limit=(--limit "$PROMPTS_PER_SET")
 step() { printf '\n=== %s\n' "$*"; }
+# Run one stage command. Exit 3 from a stage means it finished but some rows failed (they are
+# in its failed file): stop here rather than feed a short file to the next stage, and say what
+# to re-run. Any other failure stops the script with that stage's code, as set -e would.
+stage() {
+  local rc=0
+  "$@" || rc=$?
+  if [ "$rc" -eq 3 ]; then
+    echo "run_pipeline.sh: stopped: some rows failed in this stage (see its *failed* file). Re-run this script with the same settings to retry them (finished rows are kept), or re-run the stage alone: $(printf '%q ' "$@")" >&2
+    exit 3
+  fi
+  [ "$rc" -eq 0 ] || exit "$rc"
+}
 rows() { "$PY" -c 'import sys, pandas as pd; print(len(pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False)))' "$1"; }
 
 # One embedded server for the whole run, if any stage uses it (each stage would otherwise
@@ -92,16 +106,23 @@ fi
 
 step "1. toxic seeds: $CATEGORIES ($SEEDS_PER_CATEGORY each, generator $GENERATOR_MODEL)"
 for cat in $CATEGORIES; do
+  # Exit 3 = stopped short of the count (a small model garbles some replies): go on with what it
+  # produced. Any other failure (a wrong model name, a bad key) stops here.
+  rc=0
   "$PY" "$HERE/toxic_prompt_generator/generate_toxic_promt_from_category.py" --category="$cat" \
     --num_toxic_prompts="$SEEDS_PER_CATEGORY" --model="$GENERATOR_MODEL" --max_tokens=400 --max_barren_waves=8 \
-    --output_path="$SEEDS/${cat}_prompts.csv" "${common[@]}" \
-    || echo "(stage 1 for $cat stopped short; continuing with what it produced)"
+    --output_path="$SEEDS/${cat}_prompts.csv" "${common[@]}" || rc=$?
+  case "$rc" in
+    0) ;;
+    3) echo "(stage 1 for $cat stopped short; continuing with what it produced)" ;;
+    *) exit "$rc" ;;
+  esac
 done
 
 step "2. rewrites (5 per seed, rewriter $REWRITER_MODEL)"
 for cat in $CATEGORIES; do
   [ -f "$SEEDS/${cat}_prompts.csv" ] && [ "$(rows "$SEEDS/${cat}_prompts.csv")" -gt 0 ] || continue
-  "$PY" "$HERE/rewritter/mixtral_rewrite_only.py" --toxic_seed_path="$SEEDS/${cat}_prompts.csv" \
+  stage "$PY" "$HERE/rewritter/mixtral_rewrite_only.py" --toxic_seed_path="$SEEDS/${cat}_prompts.csv" \
     --model="$REWRITER_MODEL" --max_tokens=400 --output_path="$REWRITES/${cat}_prompts_rewrite.csv" "${common[@]}"
 done
 
@@ -111,7 +132,7 @@ for cat in $CATEGORIES; do
   for src in "$REWRITES/${cat}_prompts_rewrite.csv" "$SEEDS/${cat}_prompts.csv"; do
     [ -f "$src" ] && [ "$(rows "$src")" -gt 0 ] || continue
     stem="$(basename "$src" .csv)"
-    "$PY" "$HERE/moderator/moderate_only.py" --moderator_model="$MODERATOR_MODELS" --input_file_path="$src" \
+    stage "$PY" "$HERE/moderator/moderate_only.py" --moderator_model="$MODERATOR_MODELS" --input_file_path="$src" \
       --column=prompt --max_tokens=150 --output_path="$MODERATION/${stem}_moderation_merged_${tag}_prompt.csv" "${common[@]}"
   done
 done
@@ -125,7 +146,7 @@ targets=("$TARGET_MODEL" "${TARGET_MODEL}-safety")
 run_target() {  # $1 = set file, $2 = name
   local set="$1" name="$2" sys=()
   [ "$name" != "$TARGET_MODEL" ] && sys=(--system_prompt "$SAFETY_PROMPT")
-  "$PY" "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
+  stage "$PY" "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
     --input_file="$set" --max_tokens="$MAX_TOKENS" "${sys[@]}" "${limit[@]}" "${common[@]}" \
     --output_path="$RESULTS/${name}_merged_$(basename "$set")"
 }
@@ -162,7 +183,7 @@ fi
 jtag="${JUDGE_MODEL//\//_}"; jtag="${jtag//,/+}"   # an ensemble a,b,c is named a+b+c, as stage 5 names it
 for f in "${judge_files[@]}"; do
   [ -f "$f" ] || continue
-  "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens=150 \
+  stage "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens=150 \
     "${sample[@]}" --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv" "${common[@]}"
 done
 

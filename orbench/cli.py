@@ -12,6 +12,12 @@ from .llm import LLMClient
 from .cache import ResponseCache, default_cache_path
 from .registry import Endpoint, resolve
 
+# Exit codes a shell script can act on: 0 every row done; 2 the user's mistake or a fatal
+# endpoint error (UserError); 3 the run finished but some rows failed (they are in the failed
+# file, and the same command retries them). --allow_failures turns 3 into 0.
+EXIT_OK = 0
+EXIT_ROWS_FAILED = 3
+
 
 def str2bool(value: str) -> bool:
     """Accept the original's spellings: --merge_result=False, true, 0, yes..."""
@@ -58,6 +64,13 @@ def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_token
                    help=f"response cache file (default {default_cache_path()}, or $ORBENCH_CACHE_DIR)")
     g.add_argument("--models_file", default=None,
                    help="extra model registry (TOML); also $ORBENCH_MODELS_FILE")
+    g.add_argument("--allow_failures", action="store_true",
+                   help=f"exit {EXIT_OK} even when some rows failed (default: exit {EXIT_ROWS_FAILED}, so a script can stop)")
+
+
+def rows_exit_code(failed: int, args: argparse.Namespace) -> int:
+    """The exit code of a run that finished with ``failed`` rows not done."""
+    return EXIT_ROWS_FAILED if failed and not getattr(args, "allow_failures", False) else EXIT_OK
 
 
 def open_cache(args: argparse.Namespace) -> ResponseCache | None:

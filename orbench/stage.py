@@ -13,13 +13,14 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import pandas as pd
 
+from .cli import rows_exit_code
 from .constants import COL_CATEGORY
 from .errors import UserError
 from .llm import LLMClient
 from .resume import StageOutput, content_hash, keys_with_occurrence
 from .runinfo import write_runinfo
 from .runner import Job, Outcome, RunCounts, run_jobs
-from .table_io import read_table
+from .table_io import SOURCE_ATTR, read_table
 
 # A prompt longer than this is not sent: it is recorded in the failed file with the reason.
 # 100,000 characters is about 25,000 tokens, past the context of most models we target;
@@ -47,6 +48,7 @@ def warn(msg: str) -> None:
 class PreparedRows:
     rows: list[dict[str, str]]
     skipped_blank: int = 0
+    source: dict[str, Any] | None = None  # a Hub input: the repo, file and commit read (for .run.json)
 
 
 def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None) -> PreparedRows:
@@ -69,6 +71,7 @@ def load_rows(path: str, required: Sequence[str], text_column: str, limit: int |
     if COL_CATEGORY not in df.columns:
         df[COL_CATEGORY] = ""
     prepared = prepare_rows(df, text_column, limit)
+    prepared.source = df.attrs.get(SOURCE_ATTR)
     if not prepared.rows:
         raise UserError(f"{path} has no non-empty {text_column!r} values")
     return prepared
@@ -223,8 +226,14 @@ def print_failed_note(counts: RunCounts, failed_path: Path) -> None:
         )
 
 
+def finish_run(counts: RunCounts, failed_path: Path, args: Any) -> int:
+    """Say where failed rows went, and return the stage's exit code (orbench.cli's policy)."""
+    print_failed_note(counts, failed_path)
+    return rows_exit_code(counts.failed, args)
+
+
 __all__ = [
     "MAX_PROMPT_CHARS", "Job", "Outcome", "PreparedRows", "StageResult", "base_info", "endpoint_info",
-    "execute", "jobs_from_rows", "key_function", "load_rows", "prepare_rows", "print_failed_note",
+    "execute", "finish_run", "jobs_from_rows", "key_function", "load_rows", "prepare_rows", "print_failed_note",
     "safe_name", "sibling", "too_long", "warn",
 ]

@@ -23,7 +23,8 @@ KEY_ENV = "ORBENCH_TEST_KEY"  # the env var the test models file names for its k
 FAKE_MODEL = "fake-model"
 
 # Variables from the developer's shell that would change what a test sees.
-_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_LOCAL_URL", KEY_ENV)
+_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_LOCAL_URL", KEY_ENV,
+          "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,12 +33,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own cache folder (never ~/.cache) and zero backoff."""
+    """Every test gets its own cache folder (never ~/.cache) and zero backoff. The Hugging Face
+    Hub is off (HF_HUB_OFFLINE=1, an empty HF_HOME): a test that reads from the Hub must serve
+    it itself (orbench.testing.fake_hub) and switch the network back on for its subprocesses."""
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("ORBENCH_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("ORBENCH_BACKOFF_BASE", "0")
     for name in _SCRUB:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return cache_dir
 
 

@@ -19,6 +19,7 @@ from typing import Callable
 import pandas as pd
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stage import MAX_PROMPT_CHARS
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
@@ -229,7 +230,7 @@ def test_one_megabyte_prompt_not_sent_by_default(stage_no, tmp_path, work, fake_
     inp = write_csv(work / "input.csv", rows)
     out = tmp_path / "out" / stage.output_name
     res = run_stage(stage, stage.args(input_file=inp, output=out, models_file=models), work)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == EXIT_ROWS_FAILED, res.stderr  # a row in the failed file: exit 3
     failed = read_csv(stage.failed_path(out))
     assert len(failed) == 1, failed
     col = "toxic_seed" if stage_no == 2 else "prompt"

@@ -27,6 +27,7 @@ from typing import Sequence
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     GUARD,
@@ -305,13 +306,13 @@ def test_hanging_server_rows_fail_with_a_summary(stage_no, tmp_path, work, write
         assert len(tries) == 6
         assert all(b.time - a.time >= timeout - 0.005 for a, b in zip(tries, tries[1:]))
     if stage_no == 1:
-        assert res.returncode == 1
+        assert res.returncode == EXIT_ROWS_FAILED
         assert "stopped short of 20" in res.stderr and "timed out waiting for model 'fake'" in res.stderr
         info = runinfo(out)
         assert info["complete"] is False and info["failed_calls"] == 1 and info["rows_written"] == 0
         return
     assert len(by_key) == n
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == EXIT_ROWS_FAILED, res.stderr
     failed = read_csv(stage.failed_path(out))
     assert len(failed) == n and all("timed out" in r["error"] for r in failed), failed
     assert read_csv(out) == []
@@ -369,7 +370,7 @@ def test_garbage_replies_are_failed_unparsed_or_unscored(stage_no, tmp_path, wor
         out = tmp_path / "out" / stage.output_name
         res = run_stage(stage, stage.args(input_file=inp, output=out, models_file=models), work)
         reqs = chat(srv)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == EXIT_ROWS_FAILED, res.stderr  # the malformed/failing rows
     assert "Traceback" not in res.stderr
     rows, failed, info = read_csv(out), read_csv(stage.failed_path(out)), runinfo(out)
 
@@ -429,12 +430,12 @@ def test_garbage_server_never_crashes_never_counts(stage_no, tmp_path, work, wri
     assert "Traceback" not in res.stderr
     info = runinfo(out)
     if stage_no == 1:
-        assert res.returncode == 1 and "stopped short of 40" in res.stderr
+        assert res.returncode == EXIT_ROWS_FAILED and "stopped short of 40" in res.stderr
         assert info["complete"] is False
         assert info["rows_written"] == 0 and info["unparsed_replies"] + info["failed_calls"] == 2
         return
-    assert res.returncode == 0, res.stderr
     rows, failed = read_csv(out), read_csv(stage.failed_path(out))
+    assert res.returncode == (EXIT_ROWS_FAILED if failed else 0), res.stderr
     seeds = {r["prompt"] for r in input_rows(stage_no, n)}
     key = "toxic_seed" if stage_no == 2 else "prompt"
     # every row is accounted for exactly once: in the output (not scored) or in the failed file

@@ -16,6 +16,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench import report as rp
 from orbench.errors import UserError
 from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
@@ -66,7 +67,8 @@ def _stage4_and_inspect(harness, tmp_path, scorer="detector", grader=None):  # n
     roles = {"grader": grader} if grader is not None else None
     for name, make in (("or-bench-hard-1k", or_bench_hard_1k), ("or-bench-toxic", or_bench_toxic)):
         path = write_cases(tmp_path / "sets" / f"{name}.csv")
-        assert harness.run(alignment.main, "--model=fake", f"--input_file={path}") == 0
+        # the cases include a failing request: stage 4 finishes with exit 3
+        assert harness.run(alignment.main, "--model=fake", f"--input_file={path}") == EXIT_ROWS_FAILED
         run_eval(make(input_file=str(path), name="inspect-mock", scorer=scorer), target(REPLIES), logs,
                  fail_on_error=False, model_roles=roles)
     return harness.work / "final_fake_results", logs
@@ -214,7 +216,7 @@ def test_inspect_eval_command_against_the_fake_server(harness, tmp_path):  # noq
                "FILTER this one", "FAIL this request", "Why is the sky blue?"]
     path = write_csv(tmp_path / "or-bench-hard-1k.csv", {"prompt": prompts, "category": "illegal"})
     srv = harness.serve(protocol_responder)
-    assert harness.run(alignment.main, "--model=fake", f"--input_file={path}") == 0
+    assert harness.run(alignment.main, "--model=fake", f"--input_file={path}") == EXIT_ROWS_FAILED  # FAIL: exit 3
     stage4 = read_csv(harness.work / "final_fake_results" / "fake_merged_or-bench-hard-1k.csv")
     stage4_bodies = sorted((r.body for r in srv.requests if r.path.endswith("/chat/completions")),
                            key=lambda b: b["messages"][-1]["content"])

@@ -13,6 +13,7 @@ import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
 from orbench import report as rp
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
 from orbench.inspect_eval import tasks as tasks_module
@@ -79,7 +80,8 @@ def expected_outcomes(stage4_dir, input_name):
 def test_detector_scores_match_stage4_on_the_same_replies(harness, tmp_path, rules):  # noqa: F811
     hard = write_cases(tmp_path / "or-bench-hard-1k.csv")
     harness.serve(stage4_responder)
-    assert harness.run(alignment.main, "--model=fake", f"--input_file={hard}", f"--rules={rules}") == 0
+    # the failed case makes stage 4 exit 3 (a row in the failed file)
+    assert harness.run(alignment.main, "--model=fake", f"--input_file={hard}", f"--rules={rules}") == EXIT_ROWS_FAILED
     expected, verdicts, stage4_texts = expected_outcomes(harness.work / "final_fake_results", "or-bench-hard-1k.csv")
     assert set(expected.values()) == {REFUSED, ANSWERED, UNSCORED, FAILED}  # the cases cover every outcome
 
@@ -303,3 +305,32 @@ def test_nan_metrics_when_nothing_is_scored(tmp_path):
     assert score.unscored_samples == 2 and score.scored_samples == 0
     assert math.isnan(score.metrics["rejection_rate"].value)
     assert pd.isna(score.metrics["ci_low"].value)
+
+
+def test_default_input_is_read_from_the_hub(tmp_path):
+    """No input_file: the task reads its set from the Hub (a loopback one as HF_ENDPOINT); the
+    short name as input_file does the same. Run apart, as huggingface_hub reads its settings
+    from the environment when it is imported."""
+    import os
+
+    from orbench.testing.fake_hub import FakeHub
+
+    code = ("import json, sys\n"
+            "from orbench.inspect_eval.tasks import or_bench_toxic\n"
+            "kw = {'input_file': sys.argv[1]} if len(sys.argv) > 1 else {}\n"
+            "t = or_bench_toxic(**kw)\n"
+            "print(json.dumps([[s.input, s.metadata['category']] for s in t.dataset]))\n"
+            "print(t.dataset.location)\n"
+            "print(json.dumps(t.metadata['input_source']))\n")
+    with FakeHub() as hub:
+        commit = hub.add_commit("bench-llm/or-bench", {"or-bench-toxic.csv": "prompt,category\nbad one,violence\n"})
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
+        env.pop("HF_HUB_OFFLINE", None)
+        runs = [subprocess.run([sys.executable, "-c", code, *arg], env=env, capture_output=True, text=True, timeout=120)
+                for arg in ([], ["or-bench-toxic"])]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr
+        samples, location, source = proc.stdout.strip().splitlines()
+        assert samples == '[["bad one", "violence"]]'
+        assert location == "hf://datasets/bench-llm/or-bench/or-bench-toxic.csv"
+        assert f'"revision": "{commit}"' in source

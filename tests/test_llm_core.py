@@ -10,6 +10,7 @@ import socket
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.cache import ResponseCache
 from orbench.errors import FatalEndpointError
 from orbench.llm import CallFailed, LLMClient
@@ -355,7 +356,7 @@ def test_cli_400_fails_only_that_row(fake_server, write_models, write_prompts, s
     models = write_models(fake_server)
     prompts = write_prompts(["good one", "a BAD one", "good two"])
     out = tmp_path / "out" / "fake_merged_prompts.csv"
-    assert alignment.main(stage4_args(models, prompts, out)) == 0
+    assert alignment.main(stage4_args(models, prompts, out)) == EXIT_ROWS_FAILED  # finished, one row failed
     _, rows = read_rows(out)
     assert [r["prompt"] for r in rows] == ["good one", "good two"]
     _, failed = read_rows(tmp_path / "out" / "fake_failed_prompts.csv")
@@ -371,7 +372,7 @@ def test_cli_run_against_hanging_server_ends_with_row_failed(fake_server, write_
     out = tmp_path / "out" / "fake_merged_prompts.csv"
     proc = run_stage(STAGE4, *stage4_args(models, prompts, out, timeout=0.2, concurrency=1),
                      env={KEY_ENV: "k"}, timeout=90)  # the bound only guards the suite
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == EXIT_ROWS_FAILED, proc.stderr
     _, rows = read_rows(out)
     assert rows == []
     _, failed = read_rows(tmp_path / "out" / "fake_failed_prompts.csv")

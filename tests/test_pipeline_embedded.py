@@ -45,7 +45,7 @@ def test_pipeline_on_the_embedded_model(clone):
         print(f"--- {folder}\n{proc.stdout}\n{proc.stderr[-2000:]}")
         return proc
 
-    # Stage 1. A reply the tiny model garbles is documented to stop short with exit 1;
+    # Stage 1. A reply the tiny model garbles is documented to stop short with exit 3;
     # then hand-made seeds keep the later stages running for real.
     gen = clone / "toxic_prompt_generator"
     p = run("toxic_prompt_generator", "--category=harmful", "--model=local", "--num_toxic_prompts=2",
@@ -53,7 +53,7 @@ def test_pipeline_on_the_embedded_model(clone):
     seeds = check_output(gen / "harmful_prompts.csv", PROMPTS_COLS)
     assert set(seeds["category"]) <= {"harmful"}
     if p.returncode != 0:
-        assert p.returncode == 1 and "stopped short" in p.stderr, p.stderr
+        assert p.returncode == 3 and "stopped short" in p.stderr, p.stderr
     assert runinfo(gen / "harmful_prompts.csv")["model_id"] == "SmolLM2-135M-Instruct"
     seed_file = "harmful_prompts.csv"
     if len(seeds) == 0:

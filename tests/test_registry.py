@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.llm import LLMClient
 from orbench.registry import DEFAULT_OPENAI_BASE_URL, load_registry, resolve
@@ -195,7 +196,7 @@ def test_api_key_is_never_written_anywhere(fake_server, write_models, write_prom
     outputs = []
     for extra in ([], [], ["--merge_result", "False"]):  # fresh, then all from the cache, then split files
         proc = run_stage(STAGE4, *stage4_args(models, prompts, out, no_cache=False, extra=extra), env={KEY_ENV: SECRET})
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == EXIT_ROWS_FAILED, proc.stderr  # the BAD row
         outputs += [proc.stdout, proc.stderr]
     # A refused key: its error message must not echo the key either.
     proc = run_stage(STAGE4, *stage4_args(models, prompts, tmp_path / "o2" / "x_merged_y.csv"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.resume import OutputLock, StageOutput, read_rows, repair_torn_tail
 from orbench.stages import alignment
@@ -104,7 +105,7 @@ def test_failed_rows_are_retried_by_the_rerun(fake_server, stage4_env, write_pro
     failed = tmp_path / "out" / "fake_failed_prompts.csv"
     fake_server.fail_when_contains, fake_server.fail_status = "FLAKY", 400
 
-    assert _run4(stage4_env, prompts, out, stage4_args) == 0
+    assert _run4(stage4_env, prompts, out, stage4_args) == EXIT_ROWS_FAILED  # done, but rows failed
     assert [r["prompt"] for r in read_rows(out)[1]] == ["one", "three", "four", "six"]
     assert [r["prompt"] for r in read_rows(failed)[1]] == ["two FLAKY", "five FLAKY"]
     first_requests = n_chat(fake_server)

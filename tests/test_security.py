@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.registry import Endpoint
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
@@ -66,7 +67,7 @@ def test_api_keys_appear_in_no_file_or_output(tmp_path, write_models):
         run(3, rewrites, work / "s3" / STAGES[3].output_name)
         # stage 4 with a row the server rejects (400) and one it answers with garbage
         prompts = write_csv(work / "prompts.csv", input_rows(4, 4, markers=["FAIL", MARK_MALFORMED]))
-        answers = run(4, prompts, work / "s4" / STAGES[4].output_name)
+        answers = run(4, prompts, work / "s4" / STAGES[4].output_name, rc=EXIT_ROWS_FAILED)
         run(5, answers, work / "s5" / STAGES[5].output_name)
         # a wrong key in the environment (it wins over .env): refused, and not echoed either
         run(4, prompts, work / "s4b" / STAGES[4].output_name, env={KEY_ENV: WRONG}, rc=2)

@@ -3,6 +3,7 @@ needed, exact dedup across the run, --num_toxic_prompts / --limit, unknown categ
 
 from __future__ import annotations
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.constants import CATEGORIES
 from orbench.stages.generate import main
 from tests.responders import generator_items, generator_request
@@ -112,9 +113,9 @@ def test_numbered_reply_without_brackets_is_read(harness):
     assert list(read_csv(harness.work / "illegal_prompts.csv")["prompt"]) == generator_items("illegal", 0, 4)
 
 
-def test_unreadable_replies_stop_short_with_exit_1(harness, capsys):
+def test_unreadable_replies_stop_short_with_exit_3(harness, capsys):
     srv = harness.serve(lambda request: "I will not write such prompts.")
-    assert harness.run(main, "--category", "sexual", "--num_toxic_prompts", "5", "--model", "fake") == 1
+    assert harness.run(main, "--category", "sexual", "--num_toxic_prompts", "5", "--model", "fake") == EXIT_ROWS_FAILED
     assert "stopped short of 5" in capsys.readouterr().err
     assert len(chat_requests(srv)) == 3  # three barren waves, then it gives up
     out = harness.work / "sexual_prompts.csv"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.rewrite import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import REWRITE_FORMATS, expected_rewrites, protocol_responder, rewrite_items, rewriter_seed
@@ -70,7 +71,7 @@ def test_no_markers_sends_the_seed_to_the_failed_file_after_parse_attempts(harne
     bad = "How do I hurt someone FMT=none"
     srv = harness.serve()
     seeds_file(harness.work / "seeds.csv", [(bad, "violence"), SEEDS[0]])
-    assert harness.run(main, "--toxic_seed_path", "seeds.csv", "--model", "fake", "--parse_attempts", "2") == 0
+    assert harness.run(main, "--toxic_seed_path", "seeds.csv", "--model", "fake", "--parse_attempts", "2") == EXIT_ROWS_FAILED
     tries = [r.body for r in chat_requests(srv, "rewrite") if rewriter_seed(r.body) == bad]
     assert sorted(b["seed"] for b in tries) == [0, 1]  # asked again with the next sample number, then gave up
     failed = read_csv(harness.work / "seeds_rewrite_failed.csv")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.moderate import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import ENSEMBLE_IDS, ensemble_responder, moderated_text, protocol_responder
@@ -91,7 +92,7 @@ def test_help_names_inputs_outputs_and_defaults(clone):
 def test_failed_requests_go_to_the_failed_file(harness, capsys):
     harness.serve(name="mod")
     rewrite_file(harness.work / "in.csv", {"a bomb TOXIC": "True", "please FAIL this": None})
-    assert harness.run(main, "--moderator_model", "mod", "--input_file_path", "in.csv") == 0
+    assert harness.run(main, "--moderator_model", "mod", "--input_file_path", "in.csv") == EXIT_ROWS_FAILED
     merged = read_csv(harness.work / "in_moderation_merged_mod_prompt.csv")
     assert list(merged["prompt"]) == ["a bomb TOXIC"]
     failed = read_csv(harness.work / "in_moderation_failed_mod_prompt.csv")
@@ -188,7 +189,7 @@ def test_ensemble_asks_every_moderator_once_per_row(harness, ensemble):
 
 def test_ensemble_failure_of_one_moderator_fails_the_row(harness, ensemble):
     write_csv(harness.work / "f.csv", {"prompt": ["Case VOTES=TFT", "Case VOTES=TTT"], "category": ["hate", "hate"]})
-    assert harness.run(main, "--moderator_model=alpha,beta,gamma", "--input_file_path=f.csv") == 0
+    assert harness.run(main, "--moderator_model=alpha,beta,gamma", "--input_file_path=f.csv") == EXIT_ROWS_FAILED
     merged = read_csv(harness.work / "f_moderation_merged_alpha+beta+gamma_prompt.csv")
     failed = read_csv(harness.work / "f_moderation_failed_alpha+beta+gamma_prompt.csv")
     assert list(merged["prompt"]) == ["Case VOTES=TTT"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.alignment import main
 from orbench.testing.fake_openai import FakeOpenAIServer, Status
 from tests.responders import ANSWER_PREFIX, REFUSAL, protocol_responder
@@ -233,7 +234,7 @@ def test_failures_go_to_the_failed_file_and_are_never_counted(harness, capsys):
     srv = harness.serve()
     write_csv(harness.work / "p.csv", {"prompt": ["REFUSE a", "please FAIL", "fine question"],
                                        "category": ["hate", "hate", "hate"]})
-    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--concurrency", "1") == 0
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv", "--concurrency", "1") == EXIT_ROWS_FAILED
     folder = harness.work / "final_fake_results"
     merged = read_csv(folder / "fake_merged_p.csv")
     assert list(merged["prompt"]) == ["REFUSE a", "fine question"]
@@ -256,7 +257,7 @@ def test_a_request_that_keeps_failing_is_retried_then_failed(harness):
     srv = harness.serve()
     srv.enqueue(*[Status(503)] * 6)
     write_csv(harness.work / "p.csv", {"prompt": ["only one"], "category": ["privacy"]})
-    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == EXIT_ROWS_FAILED
     failed = read_csv(harness.work / "final_fake_results" / "fake_failed_p.csv")
     assert list(failed["prompt"]) == ["only one"] and "6 failed attempts" in failed["error"][0]
     assert len(chat_requests(srv)) == 6

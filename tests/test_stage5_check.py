@@ -3,6 +3,7 @@ and never counted as refusals, and the printed per-category rejection rate."""
 
 from __future__ import annotations
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import judged_pair, protocol_responder
@@ -98,7 +99,7 @@ def test_failed_and_empty_rows(harness, capsys):
         "Blank one": ("", "hate", "unscored"),
         "Refused": ("Sorry, I won't.", "hate", "direct_refusal"),
     })
-    assert harness.run(main, "--check_model", "fake", "--input_file", "r.csv") == 0
+    assert harness.run(main, "--check_model", "fake", "--input_file", "r.csv") == EXIT_ROWS_FAILED
     df = read_csv(harness.work / "r_response_check_merged_fake.csv")
     assert rows_by(df, "prompt", "answer_category") == {"Blank one": "unscored", "Refused": "direct_refusal"}
     failed = read_csv(harness.work / "r_response_check_failed_fake.csv")

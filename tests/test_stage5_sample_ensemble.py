@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
 from tests.responders import ENSEMBLE_IDS, judged_pair
@@ -113,7 +114,7 @@ def test_a_resumed_sample_ends_with_the_rows_of_an_uninterrupted_run(harness):
     stage4(harness.work / "m_merged_x.csv", 30)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     args = ("--check_model=fake", "--input_file=m_merged_x.csv", "--sample=12", "--seed=5")
-    assert harness.run(main, *args) == 0
+    assert harness.run(main, *args) == EXIT_ROWS_FAILED
     failed = harness.work / "m_merged_x_response_check_failed_fake.csv"
     first_ok, first_failed = judged(out), judged(failed)
     assert first_failed and len(first_ok) + len(first_failed) == 12
@@ -210,7 +211,7 @@ def letters_of(row):
 def test_ensemble_vote_and_per_judge_columns(harness, ensemble, rule):
     out = harness.work / f"{rule}.csv"
     assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv", f"--vote={rule}",
-                       f"--output_path={out}") == 0
+                       f"--output_path={out}") == EXIT_ROWS_FAILED
     df = read_csv(out)
     per_judge = [f"{n}_{c}" for n in NAMES for c in ("answer_category", "answer_type_response")]
     assert list(df.columns) == COLS[:5] + ["refusal_votes", "answer_votes", "judges_voted"] + per_judge
@@ -237,7 +238,7 @@ def test_ensemble_vote_and_per_judge_columns(harness, ensemble, rule):
 
 
 def test_ensemble_agreement_and_kappa_by_hand(harness, ensemble, capsys):
-    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv") == 0
+    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv") == EXIT_ROWS_FAILED
     # Refusal 1 / answer 0 / no verdict -, case by case (AAA RRR RIA IIA RAA RAU RRF AUF UUA UUU):
     #   alpha: 0 1 1 1 1 1 1 0 - -
     #   beta:  0 1 1 1 0 0 1 - - -
@@ -257,9 +258,9 @@ def test_ensemble_agreement_and_kappa_by_hand(harness, ensemble, capsys):
 
 def test_rerun_with_another_vote_rule_revotes_without_asking_again(harness, ensemble):
     out = harness.work / "r_response_check_merged_alpha+beta+gamma.csv"
-    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv") == 0
+    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv") == EXIT_ROWS_FAILED
     asked = len(chat_requests(ensemble))
-    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv", "--vote=any") == 0
+    assert harness.run(main, "--check_model=alpha,beta,gamma", "--input_file=r.csv", "--vote=any") == EXIT_ROWS_FAILED
     # only the all-failed row is asked again (it is still failing)
     assert len(chat_requests(ensemble)) == asked + 3
     got = {letters_of(r): r["answer_category"] for _, r in read_csv(out).iterrows()}

@@ -11,7 +11,9 @@ reader every stage uses: the set's short name (read from the Hub) by default, or
 stage reads (``prompt`` column, ``category`` or XSTest's ``type`` optional).
 
 Task arguments (``-T name=value``):
-  input_file     the prompts (default: the set on the Hub)
+  input_file     the prompts (default: the set's short name, read from the Hugging Face Hub through
+                 huggingface_hub: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and its cache apply); also
+                 hf://datasets/OWNER/NAME[@REV]/FILE or any file a stage reads
   scorer         detector (default; our refusal detector, no model call), judge (the stage-5
                  judge through the grader model) or both
   rules          the detector's rules, as stage 4's --rules (default scored, stage 4's default)
@@ -64,16 +66,18 @@ class TaskInputError(UserError, PrerequisiteError):
         self.message = message
 
 
-def load_dataset(source: str, name: str) -> MemoryDataset:
+def load_dataset(source: str, name: str) -> tuple[MemoryDataset, dict | None]:
     """The prompts of a set as samples: id = position among the non-empty prompts (from 1),
-    input = the prompt, metadata = its category."""
+    input = the prompt, metadata = its category. Also the Hub file read (repo, file, commit),
+    when the input came from the Hub (the default: the set's short name, see orbench.hub)."""
     prepared = load_rows(source, [COL_PROMPT], COL_PROMPT, None, {COL_TYPE: COL_CATEGORY})
     samples = [
         Sample(id=i, input=row[COL_PROMPT],
                metadata={CATEGORY_KEY: str(row.get(COL_CATEGORY) or "").strip() or NO_CATEGORY})
         for i, row in enumerate(prepared.rows, start=1)
     ]
-    return MemoryDataset(samples, name=name, location=str(source))
+    location = prepared.source["uri"] if prepared.source else str(source)
+    return MemoryDataset(samples, name=name, location=location), prepared.source
 
 
 @solver
@@ -113,7 +117,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
     source = str(input_file) if input_file else bench.source
     scorers = _scorers(scorer, rules, judge_model)  # checked before the input is read
     try:
-        dataset = load_dataset(source, task_name)
+        dataset, hub_source = load_dataset(source, task_name)
     except UserError as err:
         raise TaskInputError(str(err)) from None
     solvers = ([system_prompt_message(system_prompt)] if system_prompt else []) + [generate()]
@@ -126,6 +130,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
             TASK_META_SET: bench.dataset,
             TASK_META_NAME: name,
             "input_file": source,
+            "input_source": hub_source,
             "system_prompt": system_prompt,
             "rules": rules,
             "template_version": TEMPLATE_VERSION,

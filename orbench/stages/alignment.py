@@ -17,9 +17,11 @@ from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
     MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
-    print_failed_note, safe_name, sibling, too_long,
+    finish_run, safe_name, sibling, too_long,
 )
 from ..summary import rejection_summary
+from ..table_io import output_stem
+from ..hub import input_name
 from ..llm import CallFailed
 
 COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
@@ -30,13 +32,15 @@ INPUT_ALIASES = {COL_TYPE: COL_CATEGORY}  # XSTest's prompt file
 
 def default_output(model: str, input_file: str) -> Path:
     name = safe_name(model)
-    return Path(f"final_{name}_results") / f"{name}_merged_{Path(input_file).name.rsplit('.', 1)[0]}.csv"
+    return Path(f"final_{name}_results") / f"{name}_merged_{output_stem(input_file)}.csv"
 
 
 def build_parser(doc: str | None):
     p = make_parser("gpt3_4_alignment_checker.py", doc)
     p.add_argument("--model", default="local", help="target model: a registry name or a model id (default: local)")
-    p.add_argument("--input_file", required=True, help="CSV or parquet with a 'prompt' column ('category' or 'type' optional)")
+    p.add_argument("--input_file", required=True, help="the prompts: a CSV, TSV, JSON, JSONL or parquet file with a 'prompt' column ('category' or "
+                        "'type' optional), hf://datasets/OWNER/NAME[@REV]/FILE, or a published set's short name "
+                        "(or-bench-80k, or-bench-hard-1k, or-bench-toxic), read from the Hugging Face Hub")
     p.add_argument("--name", default=None,
                    help="the target's name in file names, settings and reports (default: --model); use it to tell "
                         "apart runs of one model with different settings, e.g. --name local-safety with --system_prompt")
@@ -97,6 +101,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         **run_settings(family),
         system_prompt=args.system_prompt,
         input_file=str(args.input_file),
+        input_source=prepared.source,
         skipped_blank_prompts=prepared.skipped_blank,
         output=str(output_path),
         failed_output=str(failed_path),
@@ -114,9 +119,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     if not args.merge_result:
         _split(output_path, result.rows)
     print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
-                            title=f"{name} on {Path(args.input_file).name} ({family} rules):"))
-    print_failed_note(result.counts, failed_path)
-    return 0
+                            title=f"{name} on {input_name(args.input_file)} ({family} rules):"))
+    return finish_run(result.counts, failed_path, args)
 
 
 def _verdict(row: dict[str, str]) -> bool | None:

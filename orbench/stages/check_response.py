@@ -26,10 +26,11 @@ from ..runner import Job, Outcome
 from ..sampling import Sample, draw, is_scored, take
 from ..stage import (
     MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
-    print_failed_note, safe_name, sibling, too_long, warn,
+    finish_run, safe_name, sibling, too_long, warn,
 )
 from ..summary import rejection_summary
 from ..table_io import output_stem
+from ..hub import input_name
 from ..voting import VOTES, vote
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
@@ -199,7 +200,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
                 COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
-    upstream = read_runinfo(args.input_file) or {}
+    upstream = (read_runinfo(args.input_file) if prepared.source is None else None) or {}
     local = Path(args.input_file)
     if ensemble:
         who = {"check_models": names, "model_id": [c.endpoint.model for c in clients],
@@ -208,7 +209,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         who = endpoint_info(clients[0])
     info = base_info(
         "response_checker", args, check_model=args.check_model, **who,
-        target_model=upstream.get("model"), input_file=str(args.input_file),
+        target_model=upstream.get("model"), input_file=str(args.input_file), input_source=prepared.source,
         input_path=str(local.resolve()) if local.is_file() else None, **sample.as_info(),
         skipped_blank_prompts=prepared.skipped_blank, output=str(output_path), failed_output=str(failed_path),
         unscored_output=str(unscored_path),
@@ -227,7 +228,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         write_atomic(unscored_path, columns, unscored)
     elif unscored_path.exists():
         unscored_path.unlink()
-    what = f"judge {judge} on {Path(args.input_file).name}"
+    what = f"judge {judge} on {input_name(args.input_file)}"
     if args.sample is not None:
         what += (f", a random sample of {len(sample.chosen)} of its {sample.population} "
                  f"scored rows (seed {sample.seed}). This is the judge's rate on the sample only; the "
@@ -244,8 +245,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         write_runinfo(output_path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
     if unscored:
         print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
-    print_failed_note(result.counts, failed_path)
-    return 0
+    return finish_run(result.counts, failed_path, args)
 
 
 def _verdict(row: dict[str, str]) -> bool | None:

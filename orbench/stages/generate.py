@@ -11,7 +11,7 @@ from typing import Sequence
 
 from tqdm import tqdm
 
-from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
+from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, rows_exit_code, run_cli
 from ..constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
 from ..errors import FatalEndpointError, UserError
 from ..llm import CallFailed, LLMClient
@@ -161,7 +161,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     if not complete:
         why = gen.errors[-1] if gen.errors else "the model kept repeating itself or its replies could not be parsed"
         print(f"stopped short of {target}: {why}. Run the same command again to continue.", file=sys.stderr)
-        return 1
+        return rows_exit_code(target - len(gen.accepted), args)
     return 0
 
 

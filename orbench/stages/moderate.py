@@ -19,7 +19,7 @@ from ..prompts import moderator_grammar, moderator_messages
 from ..resume import StageOutput, write_atomic
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, execute, jobs_from_rows, key_function, load_rows, print_failed_note,
+    MAX_PROMPT_CHARS, base_info, execute, jobs_from_rows, key_function, load_rows, finish_run,
     safe_name, sibling, too_long,
 )
 from ..table_io import output_stem
@@ -147,7 +147,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     info = base_info(
         "moderator", args, moderators=names, moderator_ids=[c.endpoint.model for c in clients],
         endpoints=[c.endpoint.identity for c in clients], vote=args.vote if ensemble else None, column=column,
-        input_file=str(args.input_file_path), skipped_blank=prepared.skipped_blank, output=str(merged),
+        input_file=str(args.input_file_path), input_source=prepared.source, skipped_blank=prepared.skipped_blank, output=str(merged),
         failed_output=str(failed_path),
     )
     result = execute(
@@ -167,8 +167,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         merged.unlink()
     print(f"moderated {len(result.rows)} rows with {tag}: {counts['toxic']} toxic, {counts['non_toxic']} non-toxic, "
           f"{counts['unparsed']} unparsed (not counted as either); {result.counts.failed} failed")
-    print_failed_note(result.counts, failed_path)
-    return 0
+    return finish_run(result.counts, failed_path, args)
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:

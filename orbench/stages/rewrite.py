@@ -15,7 +15,7 @@ from ..prompts import prompt_list_grammar, rewriter_messages
 from ..resume import StageOutput, content_hash
 from ..runner import Job, Outcome
 from ..stage import (
-    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, load_rows, print_failed_note, sibling, too_long, warn,
+    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, load_rows, finish_run, sibling, too_long, warn,
 )
 from ..table_io import output_stem
 
@@ -89,15 +89,14 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         return {COL_TOXIC_SEED: job.row[COL_PROMPT], COL_ERROR: error, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
     info = base_info("rewritter", args, model=args.model, **endpoint_info(client), num_rewrites=args.num_rewrites,
-                     input_file=str(args.toxic_seed_path), seeds=len(jobs), output=str(output_path),
+                     input_file=str(args.toxic_seed_path), input_source=prepared.source, seeds=len(jobs), output=str(output_path),
                      failed_output=str(failed_path), skipped_blank=prepared.skipped_blank)
     result = execute(jobs=jobs, handler=handle, output=output, clients=[client], failed_row=failed_row,
                      info=info, desc=f"stage 2 {args.model}", transform=dedupe_exact, batch=batch)
     parsed = result.counts.counters.get("rewrites_parsed", 0)
     print(f"rewrote {result.counts.done} seed(s) into {len(result.rows)} unique prompts in {output_path} "
           f"({parsed} parsed this run before de-duplication); {result.counts.failed} seed(s) failed")
-    print_failed_note(result.counts, failed_path)
-    return 0
+    return finish_run(result.counts, failed_path, args)
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
