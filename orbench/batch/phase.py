@@ -129,7 +129,7 @@ class Submission:
         self.opts, self.clients, self.cache = opts, clients, cache
         self.sc = Sidecar.load(sidecar_path(output))
         self.sc.stage = stage
-        self.folder = shard_folder(output)
+        self.folder = shard_folder(output.resolve())  # absolute: a re-run may start in another folder
         self.remotes = _Remotes(clients)
         self.counts = ImportCounts()
         self.failed: list[ShardRecord] = []
