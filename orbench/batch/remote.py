@@ -5,6 +5,7 @@ retried a few times, and a dropped poll is simply tried again at the next poll."
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -66,8 +67,9 @@ class BatchRemote:
     def find(self, file_id: str, sha256: str) -> Any | None:
         """A batch created from this upload of this shard (a run killed right after creating
         it never recorded its id)."""
-        page = self._call("list", lambda: self.api.batches.list(limit=100))
-        for batch in page.data:
+        # The newest first, pages followed; a batch created seconds before the kill is near the top.
+        recent = self._call("list", lambda: list(itertools.islice(self.api.batches.list(limit=100), 1000)))
+        for batch in recent:
             meta = batch.metadata or {}
             if batch.input_file_id == file_id and meta.get(SHARD_TAG) == sha256[:64]:
                 return batch
