@@ -173,6 +173,11 @@ class Submission:
         keys: set[str] = set()
         for s in self.sc.shards:
             if s.submitted and s.status not in ("failed", "expired", "cancelled"):
+                if not Path(s.path).exists():
+                    # Its replies are in the cache already; only its failed requests could be
+                    # submitted again, and those would fail the same way.
+                    note(f"warning: {s.path} (batch {s.batch_id}) is gone; its failed requests may be sent again")
+                    continue
                 keys.update(custom_ids(Path(s.path)))
         return keys
 
