@@ -62,18 +62,22 @@ def request_body(model: str, messages: list[dict[str, str]], settings: dict[str,
     return {"model": model, "messages": messages, **settings}
 
 
-def result_from_completion(body: Any, default_model: str) -> "LLMResult | None":
-    """An LLMResult from a chat-completion JSON object (a batch result line's body), or None
-    when it holds no readable choice."""
+class Unreadable(ValueError):
+    """A chat completion with no readable reply; the message says what is wrong."""
+
+
+def result_from_completion(body: Any, default_model: str) -> "LLMResult":
+    """The LLMResult of a chat-completion JSON object: an online reply (dumped from the
+    client's model) or a batch result line's body. Raises Unreadable."""
     if not isinstance(body, dict):
-        return None
+        raise Unreadable("was not a JSON object")
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
+        raise Unreadable("had no choices")
     message = choices[0].get("message") or {}
     text = message.get("content") if isinstance(message, dict) else None
     if text is not None and not isinstance(text, str):
-        return None
+        raise Unreadable("had non-text content")
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     return LLMResult(
         text=text,
@@ -242,22 +246,11 @@ class LLMClient:
         return self._read(resp)
 
     def _read(self, resp: Any) -> LLMResult:
-        choices = getattr(resp, "choices", None)
-        if not choices:
-            raise TransientError(f"reply from {self.where} had no choices")
-        choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None) if message is not None else None
-        if text is not None and not isinstance(text, str):
-            raise TransientError(f"reply from {self.where} had non-text content")
-        usage = getattr(resp, "usage", None)
-        return LLMResult(
-            text=text,
-            finish_reason=getattr(choice, "finish_reason", None),
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            model=str(getattr(resp, "model", None) or self.endpoint.model),
-        )
+        dump = getattr(resp, "model_dump", None)  # the client's pydantic model; anything else is unreadable
+        try:
+            return result_from_completion(dump() if callable(dump) else resp, self.endpoint.model)
+        except Unreadable as err:
+            raise TransientError(f"reply from {self.where} {err}") from None
 
     async def aclose(self) -> None:
         for replica in self._replicas or []:
@@ -265,4 +258,4 @@ class LLMClient:
         self._replicas = None
 
 
-__all__ = ["LLMClient", "LLMResult", "CallFailed", "Deferred", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]
+__all__ = ["LLMClient", "LLMResult", "CallFailed", "Deferred", "Unreadable", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]

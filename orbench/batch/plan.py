@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from ..llm import CallFailed, ClientStats, Deferred, LLMClient
+from ..llm import CallFailed, Deferred, LLMClient
 from ..runner import Job
 from ..stage import safe_name
 
@@ -71,7 +71,6 @@ def collect(jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]], clien
     finally:
         for c in clients:
             c.planner = None
-            c.stats = ClientStats()
     for group in planner.groups.values():
         cache = group.client.cache
         for key in cache.existing(list(group.requests)) if cache is not None else ():

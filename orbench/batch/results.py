@@ -16,21 +16,23 @@ from typing import Any, Iterable
 
 from ..cache import ResponseCache
 from ..errors import UserError
-from ..llm import cacheable, result_from_completion
+from ..llm import Unreadable, cacheable, result_from_completion
 
 
 @dataclass
 class ImportCounts:
-    cached: int = 0          # replies now in the cache
     errors: int = 0          # lines with an error status or error object
     not_cached: int = 0      # 200s with an empty, filtered or unreadable reply
     foreign: int = 0         # custom_ids this run did not plan (already cached, or another stage's)
     error_examples: Counter = field(default_factory=Counter)
-    keys: set[str] = field(default_factory=set)  # the custom_ids now cached
+    keys: set[str] = field(default_factory=set)  # the custom_ids whose replies are now cached
     failures: dict[str, str] = field(default_factory=dict)  # custom_id -> why it has no reply
 
+    @property
+    def cached(self) -> int:
+        return len(self.keys)
+
     def add(self, other: "ImportCounts") -> None:
-        self.cached += other.cached
         self.errors += other.errors
         self.not_cached += other.not_cached
         self.foreign += other.foreign
@@ -73,8 +75,11 @@ def error_message(line: dict[str, Any]) -> str | None:
 
 def cache_value(body: Any, default_model: str) -> dict[str, Any] | None:
     """What the online path would have stored for this reply, or None if it stores nothing."""
-    result = result_from_completion(body, default_model)
-    return result.to_cache() if result is not None and cacheable(result) else None
+    try:
+        result = result_from_completion(body, default_model)
+    except Unreadable:
+        return None
+    return result.to_cache() if cacheable(result) else None
 
 
 def parse_lines(lines: Iterable[bytes], wanted: set[str] | None, default_model: str,
@@ -110,7 +115,6 @@ def import_blob(blob: bytes, cache: ResponseCache, wanted: set[str] | None, defa
     counts = ImportCounts()
     entries = parse_lines(blob.splitlines(), wanted, default_model, counts)
     cache.put_many(entries)
-    counts.cached = len(entries)
     counts.keys = {k for k, _ in entries}
     return counts
 

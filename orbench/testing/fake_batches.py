@@ -144,7 +144,7 @@ class FakeBatchAPI:
     async def _retrieve(self, bid: str) -> "_Outcome":
         if self.retrieve_faults:
             return self._error(self.retrieve_faults.popleft(), "poll failed (scripted)")
-        b = self.batches[bid] if bid in self.batches else self._missing(bid)
+        b = self.batches[bid]  # KeyError: a 404, in handle()
         self._polls[bid] += 1
         if b["status"] not in TERMINAL and self._polls[bid] >= self.polls_per_state:
             self._polls[bid] = 0
@@ -152,15 +152,11 @@ class FakeBatchAPI:
         return self._json(self._public(b))
 
     def _cancel(self, bid: str) -> "_Outcome":
-        b = self.batches[bid] if bid in self.batches else self._missing(bid)
+        b = self.batches[bid]
         if b["status"] in TERMINAL:
             return self._error(400, f"Cannot cancel a batch with status {b['status']}.")
         b["status"] = "cancelling"
         return self._json(self._public(b))
-
-    @staticmethod
-    def _missing(bid: str) -> Dict[str, Any]:
-        raise KeyError(bid)
 
     async def _advance(self, b: Dict[str, Any]) -> None:
         status, scenario = b["status"], b["_scenario"]
