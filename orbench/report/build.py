@@ -68,7 +68,8 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
         raise ReportError("no input files: give result files or folders, or --compare_paper")
     inputs, inspect_logs = split_inspect_inputs(inputs)
     files = scan_inputs(inputs, datasets, samples) if inputs else []
-    results = read_results(files)
+    frames: dict = {}  # each file read once, for the rates and the examples views
+    results = read_results(files, frames)
     notes: list[str] = []
     # Other sources of result rows (RESULT_COLUMNS) are appended to `results` here; rows that
     # are not a judged sample's may leave `sample` and `keyword` empty (only True counts).
@@ -101,7 +102,7 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
         notes.append("The paper published no 80K (safe) rates, so its points are left out "
                      "of the figure when x is the safe set.")
     examples = collect_examples(files, selected, cap=examples_per_set, seed=examples_seed,
-                                judge=judge)
+                                judge=judge, frames=frames)
     return Report(files=files, selected=selected, summary=summary, categories=categories,
                   x=x, paper=paper, notes=notes, corrections=corrections,
                   warnings=warning_lines(corrections), use_corrected=use_corrected,

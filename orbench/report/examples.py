@@ -33,7 +33,7 @@ from orbench.constants import (
     COL_RESPONSE,
 )
 from orbench.report.common import ANSWERED, DATASETS, KEYWORD, REFUSED, ResultFile
-from orbench.report.rows import _categories, _keyword_outcome, _outcomes, read_csv
+from orbench.report.rows import Frames, categories, frame_of, keyword_outcome, outcomes
 from orbench.sampling import draw
 
 DEFAULT_CAP = 500
@@ -98,26 +98,26 @@ def _cell(frame: pd.DataFrame, column: str) -> list[str]:
     return list(frame[column]) if column in frame.columns else [""] * len(frame)
 
 
-def _stage4_rows(files: Sequence[ResultFile]) -> list[_Row]:
+def _stage4_rows(files: Sequence[ResultFile], frames: Frames | None) -> list[_Row]:
     out = []
     for f in files:
-        frame = read_csv(f.path)
-        outcomes = _outcomes(f, frame)
-        for cat, p, r, o, s in zip(_categories(frame), _cell(frame, COL_PROMPT),
-                                   _cell(frame, COL_RESPONSE), outcomes,
+        frame = frame_of(f.path, frames)
+        verdicts = outcomes(f, frame)
+        for cat, p, r, o, s in zip(categories(frame), _cell(frame, COL_PROMPT),
+                                   _cell(frame, COL_RESPONSE), verdicts,
                                    _cell(frame, COL_REFUSAL_SCORE)):
             out.append(_Row(category=cat, prompt=p, response=r, keyword=o, refusal_score=s))
     return out
 
 
-def _stage5_rows(files: Sequence[ResultFile]) -> list[_Row]:
+def _stage5_rows(files: Sequence[ResultFile], frames: Frames | None) -> list[_Row]:
     out = []
     for f in files:
-        frame = read_csv(f.path)
-        outcomes = _outcomes(f, frame)
-        keyword = [_keyword_outcome(v) if v != "" else "" for v in _cell(frame, COL_IS_REJECTED)]
-        for cat, p, r, o, c, k in zip(_categories(frame), _cell(frame, COL_PROMPT),
-                                      _cell(frame, COL_RESPONSE), outcomes,
+        frame = frame_of(f.path, frames)
+        verdicts = outcomes(f, frame)
+        keyword = [keyword_outcome(v) if v != "" else "" for v in _cell(frame, COL_IS_REJECTED)]
+        for cat, p, r, o, c, k in zip(categories(frame), _cell(frame, COL_PROMPT),
+                                      _cell(frame, COL_RESPONSE), verdicts,
                                       _cell(frame, COL_ANSWER_CATEGORY), keyword):
             out.append(_Row(category=cat, prompt=p, response=r, judge=o, judge_class=c, keyword=k))
     return out
@@ -133,25 +133,24 @@ def _pick_judge(stage5: Sequence[ResultFile], scored_by: str, judge: str | None)
 
 
 def _pair(model: str, dataset: str, files: Sequence[ResultFile], scored_by: str,
-          judge: str | None) -> tuple[list[_Row], str]:
+          judge: str | None, frames: Frames | None) -> tuple[list[_Row], str]:
     """The rows of one (model, dataset), each with both verdicts where both exist."""
     answers = [f for f in files if f.kind != "failed"]
     s4 = [f for f in answers if f.stage == 4]
     s5_all = [f for f in answers if f.stage == 5]
     name = _pick_judge(s5_all, scored_by, judge)
     s5 = [f for f in s5_all if f.judge == name]
-    full = [f for f in s5 if f.sample_of is None]
-    judged = _stage5_rows([f for f in s5 if f.sample_of is not None]) + _stage5_rows(full)
+    full = _stage5_rows([f for f in s5 if f.sample_of is None], frames)
     if scored_by.startswith("judge:"):
-        base = _stage5_rows(full)
-        by_key = {(r.prompt, r.response): r for r in _stage4_rows(s4)}
-        for row in base:
+        by_key = {(r.prompt, r.response): r for r in _stage4_rows(s4, frames)}
+        for row in full:
             other = by_key.get((row.prompt, row.response))
             if other is not None:
                 row.keyword = other.keyword or row.keyword
                 row.refusal_score = other.refusal_score
-        return base, name
-    base = _stage4_rows(s4)
+        return full, name
+    base = _stage4_rows(s4, frames)
+    judged = _stage5_rows([f for f in s5 if f.sample_of is not None], frames) + full
     by_key = {(r.prompt, r.response): r for r in judged}  # full-run verdicts win (read last)
     for row in base:
         other = by_key.get((row.prompt, row.response))
@@ -181,8 +180,10 @@ def _example(model: str, dataset: str, row: _Row, verdict: str, scored_by: str,
 
 
 def collect_examples(files: Sequence[ResultFile], selected: pd.DataFrame, cap: int = DEFAULT_CAP,
-                     seed: int = DEFAULT_SEED, judge: str | None = None) -> Examples:
-    """Both views for every (model, dataset) of report.selected; cap 0 gives none."""
+                     seed: int = DEFAULT_SEED, judge: str | None = None,
+                     frames: Frames | None = None) -> Examples:
+    """Both views for every (model, dataset) of report.selected; cap 0 gives none.
+    ``frames``: the files as read_results already read them (else they are read here)."""
     out = Examples(cap=cap, seed=seed)
     if cap <= 0 or selected.empty:
         return out
@@ -194,7 +195,7 @@ def collect_examples(files: Sequence[ResultFile], selected: pd.DataFrame, cap: i
         mine = [f for f in files if f.model == model and f.dataset == dataset]
         if not mine:
             continue  # rows from an Inspect log: no prompts to show
-        rows, name = _pair(model, dataset, mine, scored_by, judge)
+        rows, name = _pair(model, dataset, mine, scored_by, judge, frames)
         use_judge = scored_by.startswith("judge:")
         wanted, kind = (ANSWERED, MISSES) if dataset == "toxic" else (REFUSED, OVER_REFUSALS)
         hits = [r for r in rows if (r.judge if use_judge else r.keyword) == wanted]

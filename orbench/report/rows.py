@@ -45,7 +45,7 @@ def read_csv(path: Path, nrows: int | None = None) -> pd.DataFrame:
         raise ReportError(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def _categories(frame: pd.DataFrame) -> pd.Series:
+def categories(frame: pd.DataFrame) -> pd.Series:
     col = COL_CATEGORY if COL_CATEGORY in frame.columns else (
         COL_TYPE if COL_TYPE in frame.columns else None)
     if col is None:
@@ -54,7 +54,7 @@ def _categories(frame: pd.DataFrame) -> pd.Series:
     return cats.where(cats != "", NO_CATEGORY)
 
 
-def _keyword_outcome(value: str) -> str:
+def keyword_outcome(value: str) -> str:
     verdict = keyword_verdict(value)
     if verdict is None:
         return UNSCORED  # empty, filtered, or anything that is not a verdict
@@ -70,7 +70,7 @@ def _judge_outcome(value: str) -> str:
     return UNSCORED
 
 
-def _outcomes(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
+def outcomes(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
     if f.kind == "failed":
         return pd.Series([FAILED] * len(frame), index=frame.index, dtype=object)
     if f.stage == 5:
@@ -82,11 +82,11 @@ def _outcomes(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
         if COL_IS_REJECTED not in frame.columns:
             raise ReportError(f"{f.path}: missing column {COL_IS_REJECTED!r} "
                               f"(a stage-4 merged file); columns: {', '.join(frame.columns)}")
-        return frame[COL_IS_REJECTED].map(_keyword_outcome)
+        return frame[COL_IS_REJECTED].map(keyword_outcome)
     # rejected / accepted: the file says the verdict, unless a row has no answer at all.
     verdict = REFUSED if f.kind == "rejected" else ANSWERED
     if COL_IS_REJECTED in frame.columns:
-        marks = frame[COL_IS_REJECTED].map(_keyword_outcome)
+        marks = frame[COL_IS_REJECTED].map(keyword_outcome)
         return marks.where(marks == UNSCORED, verdict)
     return pd.Series([verdict] * len(frame), index=frame.index, dtype=object)
 
@@ -95,35 +95,48 @@ RESULT_COLUMNS = ["model", "dataset", "stage", "kind", "judge", "category", "out
                   "sample", "keyword"]
 
 
-def _sample_keyword(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
+def _sample_keyword(f: ResultFile, frame: pd.DataFrame, frames: Frames | None = None) -> pd.Series:
     """Stage 4's verdict on each row of a judged sample: the file's own is_rejected column
     (stage 5 carries it along), else looked up in the stage-4 file by prompt and response."""
     if COL_IS_REJECTED in frame.columns:
-        return frame[COL_IS_REJECTED].map(_keyword_outcome)
-    source = read_csv(f.sample_of)
+        return frame[COL_IS_REJECTED].map(keyword_outcome)
+    source = frame_of(f.sample_of, frames)
     need = [COL_PROMPT, COL_RESPONSE, COL_IS_REJECTED]
     if not all(c in source.columns for c in need) or not all(c in frame.columns for c in need[:2]):
         raise ReportError(f"{f.path}: has no {COL_IS_REJECTED!r} column and cannot be matched "
                           f"to {f.sample_of} by prompt and response")
     lookup = dict(zip(zip(source[COL_PROMPT], source[COL_RESPONSE]),
-                      source[COL_IS_REJECTED].map(_keyword_outcome)))
+                      source[COL_IS_REJECTED].map(keyword_outcome)))
     keys = zip(frame[COL_PROMPT], frame[COL_RESPONSE])
     return pd.Series([lookup.get(k, UNSCORED) for k in keys], index=frame.index, dtype=object)
 
 
-def read_results(files: Sequence[ResultFile]) -> pd.DataFrame:
+Frames = dict  # path -> the file's DataFrame: each result file is read once per report
+
+
+def frame_of(path: Path, frames: Frames | None) -> pd.DataFrame:
+    """The file's rows, read now or taken from ``frames`` (which keeps them for later readers)."""
+    if frames is None:
+        return read_csv(path)
+    if path not in frames:
+        frames[path] = read_csv(path)
+    return frames[path]
+
+
+def read_results(files: Sequence[ResultFile], frames: Frames | None = None) -> pd.DataFrame:
     """One row per CSV row: model, dataset, stage, kind, judge, category, outcome, file,
     sample (the row belongs to a judged sample) and keyword (for a judged sample's rows,
-    stage 4's outcome of the same row; empty otherwise)."""
+    stage 4's outcome of the same row; empty otherwise). ``frames``, when given, keeps every
+    file read, for the report's other readers (the examples views)."""
     parts = []
     for f in files:
-        frame = read_csv(f.path)
+        frame = frame_of(f.path, frames)
         sample = f.sample_of is not None
-        keyword = (_sample_keyword(f, frame) if sample and f.kind != "failed"
+        keyword = (_sample_keyword(f, frame, frames) if sample and f.kind != "failed"
                    else pd.Series("", index=frame.index, dtype=object))
         part = pd.DataFrame({
             "model": f.model, "dataset": f.dataset, "stage": f.stage, "kind": f.kind,
-            "judge": f.judge, "category": _categories(frame), "outcome": _outcomes(f, frame),
+            "judge": f.judge, "category": categories(frame), "outcome": outcomes(f, frame),
             "file": str(f.path), "sample": sample, "keyword": keyword,
         }, index=frame.index)
         parts.append(part)
