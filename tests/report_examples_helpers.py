@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+from tests.stage_helpers import write_rows
 
 # Responses that would run script if they reached the page as markup.
 SCRIPT = "I cannot help with that. <script>window.__pwned=1</script>"
@@ -46,31 +46,23 @@ PRIVACY_ROWS = 3  # alpha Hard-1K rows 2, 3 and beta's row 1
 DISAGREEMENT_ROWS = 2
 
 
-def write_csv(path: Path, columns, rows) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    return path
-
 
 def write_runs(root: Path, judge: bool = True) -> Path:
     """Stage-4 files of alpha (Hard-1K, Toxic) and beta (Hard-1K), and a judge file of
     alpha's Hard-1K rows when judge is True."""
     a = root / "final_alpha_results"
-    write_csv(a / "alpha_merged_or-bench-hard-1k.csv",
+    write_rows(a / "alpha_merged_or-bench-hard-1k.csv",
               ["prompt", "is_rejected", "response", "category", "refusal_score"],
               [(f"hard prompt {i}", v, r, c, s) for i, (c, v, r, s, _) in enumerate(ALPHA_HARD)])
     if judge:
-        write_csv(a / "alpha_merged_or-bench-hard-1k_response_check_merged_gpt4.csv",
+        write_rows(a / "alpha_merged_or-bench-hard-1k_response_check_merged_gpt4.csv",
                   ["prompt", "answer_category", "answer_type_response", "response", "category"],
                   [(f"hard prompt {i}", j, f"[[{j}]]", r, c)
                    for i, (c, _, r, _, j) in enumerate(ALPHA_HARD)])
-    write_csv(a / "alpha_merged_or-bench-toxic.csv",
+    write_rows(a / "alpha_merged_or-bench-toxic.csv",
               ["prompt", "is_rejected", "response", "category", "refusal_score"],
               [(f"toxic prompt {i}", v, r, c, s) for i, (c, v, r, s) in enumerate(ALPHA_TOXIC)])
     b = root / "final_beta_results"
-    write_csv(b / "beta_merged_or-bench-hard-1k.csv", ["prompt", "is_rejected", "response", "category"],
+    write_rows(b / "beta_merged_or-bench-hard-1k.csv", ["prompt", "is_rejected", "response", "category"],
               [(f"beta prompt {i}", v, r, c) for i, (c, v, r) in enumerate(BETA_HARD)])
     return root

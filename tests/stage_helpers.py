@@ -111,6 +111,18 @@ def write_csv(path: Path, rows: Sequence[Mapping[str, str]] | Mapping[str, Seque
     return path
 
 
+def write_rows(path: Path, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+    """A CSV with this header and these rows, written with the csv module (no pandas quoting)."""
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(columns)
+        w.writerows(rows)
+    return path
+
+
 def runinfo(output_csv: Path) -> dict:
     p = Path(output_csv)
     return json.loads(p.with_name(p.name[: -len(p.suffix)] + ".run.json").read_text(encoding="utf-8"))

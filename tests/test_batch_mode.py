@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
@@ -21,9 +20,10 @@ from orbench.stages.moderate import main as stage3
 from orbench.stages.rewrite import main as stage2
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.stage_helpers import (
-    SCRIPTS, chat_requests, clone, error_lines, harness, make_clone, read_csv, runinfo, stage_env, write_csv,
+    SCRIPTS, chat_requests, clone, error_lines, harness, read_csv, runinfo, stage_env, write_csv,  # noqa: F401 (fixtures)
     write_models, fake_entry,
 )
+from tests.responders import protocol_responder
 
 PROMPTS = [f"How do I handle situation number {i} safely?" for i in range(7)]
 OUT = Path("final_fake_results") / "fake_merged_p.csv"
@@ -287,21 +287,29 @@ def _polls(srv: FakeOpenAIServer) -> int:
     return sum(r.method == "GET" and r.path.startswith("/v1/batches/") for r in srv.requests)
 
 
+def _stop_while_polling(clone: Path, tmp_path: Path, srv: FakeOpenAIServer, sig: int, batches: int,
+                        min_polls: int, *extra: str) -> Path:
+    """Start a --batch run of stage 4 against held batches; once it polls ``batches`` batches
+    (``min_polls`` polls in all), stop it with ``sig``. Returns the models file."""
+    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
+    prompts_csv(clone / "alignment_checker")
+    proc = _start(clone, models, "--batch", *extra)
+    _wait_for(lambda: len(batch_posts(srv)) == batches and _polls(srv) >= min_polls, f"{batches} batch(es) being polled")
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    return models
+
+
 @pytest.fixture
 def held_server(tmp_path):
-    with FakeOpenAIServer(__import__("tests.responders", fromlist=["x"]).protocol_responder) as srv:
+    with FakeOpenAIServer(protocol_responder) as srv:
         srv.batches.polls_per_state = 10**9  # every batch stays in "validating" until released
         yield srv
 
 
 def test_killed_while_polling_resumes_without_submitting_again(clone, tmp_path, held_server):
     srv = held_server
-    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
-    prompts_csv(clone / "alignment_checker")
-    proc = _start(clone, models, "--batch", "--batch_max_requests", "3")
-    _wait_for(lambda: len(batch_posts(srv)) == 3 and _polls(srv) >= 6, "three batches being polled")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 3, 6, "--batch_max_requests", "3")
     out = clone / "alignment_checker" / OUT
     sidecar = json.loads(out.with_name("fake_merged_p.batch.json").read_text())
     assert [s["status"] for s in sidecar["shards"]] == ["validating"] * 3
@@ -318,12 +326,7 @@ def test_killed_while_polling_resumes_without_submitting_again(clone, tmp_path, 
 
 def test_cancel_then_batch_again_collects_the_partial_results_and_resubmits_the_rest(clone, tmp_path, held_server):
     srv = held_server
-    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
-    prompts_csv(clone / "alignment_checker")
-    proc = _start(clone, models, "--batch")
-    _wait_for(lambda: len(batch_posts(srv)) == 1 and _polls(srv) >= 2, "the batch being polled")
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGINT, 1, 2)
     cancel = _start(clone, models, "--batch_cancel")
     out_text, err = cancel.communicate(timeout=60)
     assert cancel.returncode == 0, err
@@ -346,12 +349,7 @@ def test_a_batch_created_but_not_recorded_is_found_again_not_created_twice(clone
     """Killed between creating a batch and writing its id down: the re-run finds the batch by
     its upload and the shard's hash (batch metadata) instead of creating another."""
     srv = held_server
-    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
-    prompts_csv(clone / "alignment_checker")
-    proc = _start(clone, models, "--batch")
-    _wait_for(lambda: len(batch_posts(srv)) == 1 and _polls(srv) >= 1, "the batch being polled")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 1, 1)
     path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
     record = json.loads(path.read_text())
     record["shards"][0].update(batch_id=None, status="uploaded")  # as if killed before the id was saved

@@ -1,6 +1,5 @@
 """The report, built from small synthetic result files, checked against hand counts."""
 
-import csv
 import json
 import math
 import re
@@ -12,6 +11,7 @@ import orbench
 from orbench import report as rp
 from orbench.constants import CATEGORIES
 from orbench.stats import spearman
+from tests.stage_helpers import write_rows
 
 Z = 1.959963984540054
 
@@ -24,28 +24,20 @@ def wilson_pct(k, n):
     return 100 * (centre - half), 100 * (centre + half)
 
 
-def write_csv(path: Path, columns, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    return path
-
 
 def stage4(path, verdicts):
     """verdicts: (category, is_rejected) pairs."""
-    return write_csv(path, ["prompt", "is_rejected", "response", "category"],
+    return write_rows(path, ["prompt", "is_rejected", "response", "category"],
                      [(f"p{i}", v, f"r{i}", c) for i, (c, v) in enumerate(verdicts)])
 
 
 def failed(path, categories):
-    return write_csv(path, ["prompt", "error", "category"],
+    return write_rows(path, ["prompt", "error", "category"],
                      [(f"f{i}", "timeout", c) for i, c in enumerate(categories)])
 
 
 def judged(path, verdicts):
-    return write_csv(path, ["prompt", "answer_category", "answer_type_response", "response", "category"],
+    return write_rows(path, ["prompt", "answer_category", "answer_type_response", "response", "category"],
                      [(f"p{i}", v, f"[[{v}]]", f"r{i}", c) for i, (c, v) in enumerate(verdicts)])
 
 
@@ -81,8 +73,8 @@ def results_dir(tmp_path):
     stage4(g / "gamma_accepted_or-bench-hard-1k.csv", [("deception", "False")] * 3)
     stage4(g / "gamma_merged_or-bench-toxic.csv", [("hate", "True")] * 4)
     # Files a folder scan must skip.
-    write_csv(root / "or-bench-hard-1k.csv", ["prompt", "category"], [("x", "hate")])
-    write_csv(root / "harmful_rewrite_moderation_merged_gpt4_prompt.csv",
+    write_rows(root / "or-bench-hard-1k.csv", ["prompt", "category"], [("x", "hate")])
+    write_rows(root / "harmful_rewrite_moderation_merged_gpt4_prompt.csv",
               ["prompt", "category", "is_toxic", "moderation_result"], [("x", "hate", "True", "")])
     return root
 
@@ -231,10 +223,10 @@ def test_user_errors_exit_2(tmp_path, capsys, case):
         p.write_bytes("prompt,is_rejected,category\ncaf\xe9,True,hate\n".encode("latin-1"))
         argv = [str(p)] + out
     elif case == "column":
-        p = write_csv(tmp_path / "m_merged_or-bench-hard-1k.csv", ["prompt", "verdict"], [("a", "b")])
+        p = write_rows(tmp_path / "m_merged_or-bench-hard-1k.csv", ["prompt", "verdict"], [("a", "b")])
         argv = [str(p)] + out
     elif case == "judge_column":
-        p = write_csv(tmp_path / "m_merged_or-bench-hard-1k_response_check_merged_j.csv",
+        p = write_rows(tmp_path / "m_merged_or-bench-hard-1k_response_check_merged_j.csv",
                       ["prompt", "response"], [("a", "b")])
         argv = [str(p)] + out
     else:
@@ -247,7 +239,7 @@ def test_user_errors_exit_2(tmp_path, capsys, case):
 
 
 def test_header_only_file_is_not_an_error(tmp_path):
-    f = write_csv(tmp_path / "m_failed_or-bench-hard-1k.csv", ["prompt", "error", "category"], [])
+    f = write_rows(tmp_path / "m_failed_or-bench-hard-1k.csv", ["prompt", "error", "category"], [])
     g = stage4(tmp_path / "m_merged_or-bench-hard-1k.csv", [("hate", "False")])
     s = rp.build_report([f, g]).summary
     assert s.loc[0, "hard_failed"] == 0 and s.loc[0, "hard_scored"] == 1

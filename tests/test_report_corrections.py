@@ -16,23 +16,16 @@ import pytest
 
 from orbench import report as rp
 from orbench.estimators import correct
+from tests.stage_helpers import write_rows
 
 PCT = pytest.approx
 
-
-def write_csv(path: Path, columns, rows) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    return path
 
 
 def stage4(path: Path, truth_keyword, category=lambda i: "hate") -> list[tuple]:
     """truth_keyword: (judge says refusal, keyword says refusal) per row. Returns the rows."""
     rows = [(f"p{i}", str(k), f"r{i}", category(i), t) for i, (t, k) in enumerate(truth_keyword)]
-    write_csv(path, ["prompt", "is_rejected", "response", "category"], [r[:4] for r in rows])
+    write_rows(path, ["prompt", "is_rejected", "response", "category"], [r[:4] for r in rows])
     return rows
 
 
@@ -44,7 +37,7 @@ def sample(path: Path, rows, stage4_path: Path | None, judge="gpt4", keyword_col
     for p, kw, resp, cat, truth in rows:
         verdict = "direct_refusal" if truth else "direct_answer"
         out.append([p, verdict, f"[[{verdict}]]", resp, cat] + ([kw] if keyword_column else []))
-    write_csv(path, cols + (["is_rejected"] if keyword_column else []), out)
+    write_rows(path, cols + (["is_rejected"] if keyword_column else []), out)
     if run:
         info = {"check_model": judge, "sample_size": len(rows), "sample_seed": 0,
                 "population_rows": 0, "sampled_rows": len(rows), "complete": True,

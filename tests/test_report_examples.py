@@ -15,9 +15,9 @@ from tests.report_examples_helpers import (
     ALPHA_TOXIC_MISSES,
     BETA_HARD_REFUSED,
     HOSTILE,
-    write_csv,
     write_runs,
 )
+from tests.stage_helpers import write_rows
 
 
 def _sets(examples, kind=None):
@@ -79,7 +79,7 @@ def test_a_judged_sample_gives_judge_verdicts_and_disagreements(tmp_path):
     """Keyword rates, with a judged sample of the same rows paired by prompt and response."""
     root = write_runs(tmp_path / "runs", judge=False)
     stage4 = root / "final_alpha_results" / "alpha_merged_or-bench-hard-1k.csv"
-    sample = write_csv(root / "sample" / "alpha_merged_or-bench-hard-1k_response_check_merged_gpt4.csv",
+    sample = write_rows(root / "sample" / "alpha_merged_or-bench-hard-1k_response_check_merged_gpt4.csv",
                        ["prompt", "answer_category", "answer_type_response", "response", "category", "is_rejected"],
                        [("hard prompt 4", "direct_refusal", "", "Sure: to open a lock you own, first...", "harmful", "False"),
                         ("hard prompt 5", "direct_refusal", "", "I cannot assist with chemistry questions.", "harmful", "True")])
@@ -94,7 +94,7 @@ def test_a_judged_sample_gives_judge_verdicts_and_disagreements(tmp_path):
 def _many(root, n, model="many"):
     """n refused Hard-1K rows of one model, categories in turn."""
     cats = ["illegal", "privacy", "harmful"]
-    return write_csv(root / f"final_{model}_results" / f"{model}_merged_or-bench-hard-1k.csv",
+    return write_rows(root / f"final_{model}_results" / f"{model}_merged_or-bench-hard-1k.csv",
                      ["prompt", "is_rejected", "response", "category"],
                      [(f"prompt {i}", "True", f"I cannot, {i}.", cats[i % 3]) for i in range(n)])
 
@@ -133,12 +133,12 @@ def test_cap_zero_embeds_no_rows_and_a_negative_cap_is_refused(tmp_path, capsys)
 def test_empty_sets(tmp_path):
     root = tmp_path / "runs"
     # Answers everything safe, refuses everything toxic: no over-refusals, no misses.
-    write_csv(root / "final_good_results" / "good_merged_or-bench-hard-1k.csv",
+    write_rows(root / "final_good_results" / "good_merged_or-bench-hard-1k.csv",
               ["prompt", "is_rejected", "response", "category"], [("p", "False", "ok", "illegal")])
-    write_csv(root / "final_good_results" / "good_merged_or-bench-toxic.csv",
+    write_rows(root / "final_good_results" / "good_merged_or-bench-toxic.csv",
               ["prompt", "is_rejected", "response", "category"], [("t", "True", "no", "hate")])
     # A file with a header and no rows.
-    write_csv(root / "final_none_results" / "none_merged_or-bench-80k.csv",
+    write_rows(root / "final_none_results" / "none_merged_or-bench-80k.csv",
               ["prompt", "is_rejected", "response", "category"], [])
     rep = rp.build_report([root])
     assert [(s.model, s.dataset, s.total, s.rows) for s in rep.examples.examples] == [
@@ -154,7 +154,7 @@ def test_empty_sets(tmp_path):
 def test_untrusted_text_is_escaped_everywhere(tmp_path):
     root = write_runs(tmp_path / "runs")
     evil_cat = '"><script>window.__pwned=1</script>'
-    write_csv(root / "final_evil_results" / "evil_merged_or-bench-hard-1k.csv",
+    write_rows(root / "final_evil_results" / "evil_merged_or-bench-hard-1k.csv",
               ["prompt", "is_rejected", "response", "category"],
               [("<b onmouseover=window.__pwned=1>hi</b>", "True", "I cannot.", evil_cat)])
     page, out = _page(tmp_path, root)
