@@ -54,7 +54,10 @@ def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_token
     g = p.add_argument_group("run options (every stage)")
     g.add_argument("--concurrency", type=positive_int, default=None,
                    help="requests in flight per endpoint base URL (default: the registry entry's, else 8)")
-    g.add_argument("--limit", type=positive_int, default=None, help="only the first N input rows")
+    g.add_argument("--limit", type=positive_int, default=None,
+                   help="only N input rows: a seeded random sample spread over the categories, every "
+                        "category present while N allows (stage 1: at most N prompts)")
+    g.add_argument("--limit_seed", type=int, default=0, help="the seed of --limit's sample (default 0)")
     g.add_argument("--temperature", type=float, default=temperature, help=f"sampling temperature (default {temperature})")
     g.add_argument("--max_tokens", type=positive_int, default=max_tokens, help=f"reply length cap (default {max_tokens})")
     g.add_argument("--timeout", type=float, default=None,

@@ -68,3 +68,47 @@ def draw(identities: Sequence[str], size: int, seed: int) -> Sample:
 
 def take(items: Sequence[T], sample: Sample) -> list[T]:
     return [items[i] for i in sample.chosen]
+
+
+def stratified(identities: Sequence[str], strata: Sequence[str], size: int, seed: int) -> list[int]:
+    """A seeded sample of `size` rows spread over strata (categories), as indices in input order.
+
+    Each stratum gets its share of `size` in proportion to its rows (largest remainders),
+    and at least one row while `size` covers every stratum; when it does not, the strata
+    whose best-ranked row ranks lowest get one row each. Within a stratum the rows of lowest
+    rank are taken, so the same identities, strata, size and seed give the same rows.
+    """
+    if len(identities) != len(strata):
+        raise ValueError("stratified: one stratum per identity")
+    if size >= len(identities):
+        return list(range(len(identities)))
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(strata):
+        groups.setdefault(s, []).append(i)
+    ranked = {s: sorted(rows, key=lambda i: rank(seed, identities[i])) for s, rows in groups.items()}
+    if size < len(ranked):
+        firsts = sorted(ranked, key=lambda s: rank(seed, identities[ranked[s][0]]))
+        return sorted(ranked[s][0] for s in firsts[:size])
+    quota = _allocate({s: len(rows) for s, rows in ranked.items()}, size)
+    return sorted(i for s, rows in ranked.items() for i in rows[:quota[s]])
+
+
+def _allocate(counts: dict[str, int], size: int) -> dict[str, int]:
+    """One row per stratum, then the rest in proportion to the rows left (largest remainders),
+    never more than a stratum holds. Assumes len(counts) <= size < sum(counts)."""
+    quota = {s: 1 for s in counts}
+    left = size - len(counts)
+    while left > 0:
+        room = {s: counts[s] - quota[s] for s in counts if counts[s] > quota[s]}
+        total = sum(room.values())
+        shares = {s: left * r / total for s, r in room.items()}
+        whole = {s: min(int(v), room[s]) for s, v in shares.items()}
+        given = sum(whole.values())
+        if given == 0:  # every share below one row: the largest remainders take one each
+            for s in sorted(room, key=lambda s: (-shares[s], s))[:left]:
+                whole[s] = 1
+            given = sum(whole.values())
+        for s, k in whole.items():
+            quota[s] += k
+        left -= given
+    return quota

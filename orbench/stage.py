@@ -20,6 +20,7 @@ from .llm import LLMClient
 from .resume import StageOutput, content_hash, keys_with_occurrence
 from .runinfo import write_runinfo
 from .runner import Job, Outcome, RunCounts, run_jobs
+from .sampling import stratified
 from .table_io import SOURCE_ATTR, read_table
 
 # A prompt longer than this is not sent: it is recorded in the failed file with the reason.
@@ -51,26 +52,31 @@ class PreparedRows:
     source: dict[str, Any] | None = None  # a Hub input: the repo, file and commit read (for .run.json)
 
 
-def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None) -> PreparedRows:
-    """Take the first ``limit`` rows; drop rows whose text is empty (counted, with a warning)."""
-    if limit is not None:
-        df = df.head(limit)
+def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None, seed: int = 0) -> PreparedRows:
+    """Drop rows whose text is empty (counted, with a warning); with ``limit``, keep a seeded
+    sample of that many rows spread over the categories (orbench.sampling.stratified), in
+    input order."""
     records = df.to_dict("records")
     rows = [r for r in records if str(r.get(text_column, "")).strip() and str(r.get(text_column)).lower() != "nan"]
     skipped = len(records) - len(rows)
     if skipped:
         warn(f"skipped {skipped} row(s) with an empty {text_column!r}")
+    if limit is not None and limit < len(rows):
+        ids = keys_with_occurrence(content_hash([str(r.get(text_column, "")), str(r.get(COL_CATEGORY, ""))])
+                                   for r in rows)
+        rows = [rows[i] for i in stratified(ids, [str(r.get(COL_CATEGORY, "")) for r in rows], limit, seed)]
     return PreparedRows(rows=rows, skipped_blank=skipped)
 
 
 def load_rows(path: str, required: Sequence[str], text_column: str, limit: int | None,
-              aliases: dict[str, str] | None = None) -> PreparedRows:
-    """Read a stage's input, give it a category column if it has none, take the first
-    ``limit`` rows and drop those with an empty ``text_column``. No usable row: a UserError."""
+              aliases: dict[str, str] | None = None, seed: int = 0) -> PreparedRows:
+    """Read a stage's input, give it a category column if it has none, drop the rows with an
+    empty ``text_column`` and, with ``limit``, keep a stratified sample of that many (seeded
+    by ``seed``). No usable row: a UserError."""
     df = read_table(path, required, aliases=aliases)
     if COL_CATEGORY not in df.columns:
         df[COL_CATEGORY] = ""
-    prepared = prepare_rows(df, text_column, limit)
+    prepared = prepare_rows(df, text_column, limit, seed)
     prepared.source = df.attrs.get(SOURCE_ATTR)
     if not prepared.rows:
         raise UserError(f"{path} has no non-empty {text_column!r} values")
@@ -206,6 +212,7 @@ def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
         "temperature": getattr(args, "temperature", None),
         "max_tokens": getattr(args, "max_tokens", None),
         "limit": getattr(args, "limit", None),
+        "limit_seed": getattr(args, "limit_seed", None) if getattr(args, "limit", None) else None,
         "cache": not getattr(args, "no_cache", False),
         "template_version": TEMPLATE_VERSION,
         **extra,

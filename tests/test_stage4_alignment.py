@@ -308,8 +308,12 @@ def test_public_orbench_csv_and_parquet_work_as_they_come(harness, tmp_path):
 def test_xstest_prompts_file_type_becomes_category(harness):
     srv = harness.serve()
     assert harness.run(main, "--model", "fake", "--input_file", XSTEST, "--limit", "5") == 0
-    xs = read_csv(XSTEST).head(5)
+    xs = read_csv(XSTEST)
     df = read_csv(harness.work / "final_fake_results" / "fake_merged_xstest_prompts.csv")
     assert list(df.columns) == COLS
-    assert list(df["prompt"]) == list(xs["prompt"]) and list(df["category"]) == list(xs["type"])
+    # --limit 5 is a sample spread over the types (18 of them): five rows of five types, in input order.
+    position = {p: i for i, p in enumerate(xs["prompt"])}
+    assert len(df) == 5 and df["category"].nunique() == 5
+    assert [position[p] for p in df["prompt"]] == sorted(position[p] for p in df["prompt"])
+    assert list(df["category"]) == [xs["type"][position[p]] for p in df["prompt"]]
     assert len(chat_requests(srv)) == 5

@@ -64,7 +64,7 @@ def build_parser(doc: str | None):
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
     batch = batch_options(args)
-    prepared = load_rows(args.input_file, [COL_PROMPT], COL_PROMPT, args.limit, INPUT_ALIASES)
+    prepared = load_rows(args.input_file, [COL_PROMPT], COL_PROMPT, args.limit, INPUT_ALIASES, seed=args.limit_seed)
     cache = open_cache(args)
     client = make_client(args.model, args, cache)
     family = client.endpoint.family if args.rules == "family" else args.rules

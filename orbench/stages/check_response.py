@@ -146,7 +146,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     if args.sample is not None and args.limit is not None:
         # A sample of the first rows is not a sample of the file the report corrects.
         raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
-    prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY})
+    prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY},
+                         seed=args.limit_seed)
     has_keyword = COL_IS_REJECTED in prepared.rows[0]
     jobs, sample = choose_jobs(prepared.rows, has_keyword, args.sample, args.seed)
     if args.sample is not None and sample.population == 0:

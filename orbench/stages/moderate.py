@@ -87,7 +87,7 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         raise UserError(f"--moderator_model lists a model twice: {args.moderator_model}")
     column = args.column
     required = [COL_PROMPT] + ([COL_RESPONSE] if column == COL_RESPONSE else [])
-    prepared = load_rows(args.input_file_path, required, column, args.limit)
+    prepared = load_rows(args.input_file_path, required, column, args.limit, seed=args.limit_seed)
 
     cache = open_cache(args)
     clients = [make_client(n, args, cache) for n in names]

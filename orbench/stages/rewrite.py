@@ -52,7 +52,8 @@ def build_parser(doc: str | None):
 def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     args = build_parser(doc).parse_args(argv)
     batch = batch_options(args)
-    prepared = load_rows(args.toxic_seed_path, [COL_PROMPT], COL_PROMPT, args.limit, {COL_TOXIC_SEED: COL_PROMPT})
+    prepared = load_rows(args.toxic_seed_path, [COL_PROMPT], COL_PROMPT, args.limit, {COL_TOXIC_SEED: COL_PROMPT},
+                         seed=args.limit_seed)
     # One job per distinct seed: a repeated seed would only produce repeated rewrites.
     unique: dict[tuple[str, str], dict[str, str]] = {}
     for r in prepared.rows:
