@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class UserError(Exception):
     """A mistake the user can fix: bad input, unknown model, missing key.
@@ -24,3 +26,8 @@ class EarlyExit(Exception):
     ``--batch_export`` wrote the batch files). The CLI prints the message and exits 0."""
 
     exit_code = 0
+
+
+def warn(msg: str) -> None:
+    """A warning on stderr: the run goes on."""
+    print(f"warning: {msg}", file=sys.stderr)

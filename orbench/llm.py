@@ -53,8 +53,26 @@ class CallFailed(Exception):
     """A request failed for good; the row is recorded as failed with this message."""
 
 
-class Deferred(Exception):
-    """Batch planning: the request was recorded for a batch instead of being sent."""
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat call a stage asks for: which of its models (an index into the stage's
+    clients), the messages, and the settings that shape the reply."""
+
+    model: int
+    messages: tuple[dict[str, str], ...]
+    temperature: float
+    max_tokens: int
+    sample: int = 0
+    grammar: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request as it goes on the wire: its cache key ("" without a cache) and its settings."""
+
+    key: str
+    messages: list[dict[str, str]]
+    settings: dict[str, Any]
 
 
 def request_body(model: str, messages: list[dict[str, str]], settings: dict[str, Any]) -> dict[str, Any]:
@@ -142,10 +160,6 @@ class LLMClient:
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
         self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
-        self.planner: Any = None  # batch planning: requests are recorded, not sent (orbench.batch)
-        # --batch_import: the run finishes offline; a request the result files did not answer
-        # fails with the reason given here (by cache key) instead of being sent.
-        self.offline: dict[str, str] | None = None
 
     @property
     def where(self) -> str:
@@ -171,6 +185,38 @@ class LLMClient:
     def key_for(self, messages: list[dict[str, str]], settings: dict[str, Any], sample: int) -> str:
         return cache_key(self.endpoint.identity, self.endpoint.model, messages, settings, sample)
 
+    def prepare(self, request: ChatRequest) -> Prepared:
+        """The settings sent and the cache key of a request, without sending it."""
+        settings: dict[str, Any] = {"temperature": float(request.temperature), "max_tokens": int(request.max_tokens)}
+        if settings["temperature"] > 0 and self.send_seed:
+            # Sample n of a request carries seed n: servers that honour it (vLLM, llama.cpp,
+            # OpenAI best-effort) give the same sample again even without our cache.
+            settings["seed"] = int(request.sample)
+        if request.grammar and self.use_grammar:
+            settings["grammar"] = request.grammar  # sent in the body as llama.cpp's extension field
+        messages = list(request.messages)
+        key = self.key_for(messages, settings, request.sample) if self.cache is not None else ""
+        return Prepared(key, messages, settings)
+
+    def body(self, prepared: Prepared) -> dict[str, Any]:
+        """The chat-completions body of a prepared request (a batch file's line)."""
+        return request_body(self.endpoint.model, prepared.messages, prepared.settings)
+
+    def cached(self, prepared: Prepared) -> LLMResult | None:
+        """The cached reply of a prepared request, counted as a cache hit; None if there is none."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(prepared.key)
+        if hit is None:
+            return None
+        self.stats.cached += 1
+        return LLMResult(cached=True, **hit)
+
+    def refuse(self, reason: str) -> CallFailed:
+        """A request this client will not send (e.g. an offline finish): counted as failed."""
+        self.stats.failed += 1
+        return CallFailed(reason)
+
     async def complete(
         self,
         messages: list[dict[str, str]],
@@ -185,41 +231,28 @@ class LLMClient:
 
         ``grammar`` (llama.cpp GBNF) is sent only to endpoints whose registry entry has
         ``grammar = true``; elsewhere it is ignored."""
-        settings: dict[str, Any] = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
-        if settings["temperature"] > 0 and self.send_seed:
-            # Sample n of a request carries seed n: servers that honour it (vLLM, llama.cpp,
-            # OpenAI best-effort) give the same sample again even without our cache.
-            settings["seed"] = int(sample)
-        if grammar and self.use_grammar:
-            settings["grammar"] = grammar  # sent in the body as llama.cpp's extension field
-        key = self.key_for(messages, settings, sample) if self.cache is not None else ""
-        if self.planner is not None:  # batch planning; the planner drops what the cache holds, in bulk
-            self.planner.add(self, key, request_body(self.endpoint.model, messages, settings))
-            raise Deferred(key)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.stats.cached += 1
-                return LLMResult(cached=True, **hit)
-        if self.offline is not None:
-            self.stats.failed += 1
-            raise CallFailed(self.offline.get(key) or "no result for this request in the --batch_import files")
+        return await self.send(ChatRequest(0, tuple(messages), temperature, max_tokens, sample, grammar))
+
+    async def send(self, request: ChatRequest) -> LLMResult:
+        """``complete`` for a ChatRequest: the cache first, then the endpoint with retries."""
+        prepared = self.prepare(request)
+        hit = self.cached(prepared)
+        if hit is not None:
+            return hit
         try:
             async for attempt in self.policy.retrying():
                 with attempt:
-                    result = await self._send(messages, settings)
+                    result = await self._send(prepared.messages, prepared.settings)
         except TransientError as err:
-            self.stats.failed += 1
-            raise CallFailed(f"{err} (gave up after {self.policy.attempts} failed attempts or "
-                             f"{self.policy.max_seconds:.0f} s of retrying)") from None
+            raise self.refuse(f"{err} (gave up after {self.policy.attempts} failed attempts or "
+                              f"{self.policy.max_seconds:.0f} s of retrying)") from None
         except RequestError as err:
-            self.stats.failed += 1
-            raise CallFailed(str(err)) from None
+            raise self.refuse(str(err)) from None
         self.stats.requests += 1
         self.stats.prompt_tokens += result.prompt_tokens
         self.stats.completion_tokens += result.completion_tokens
         if self.cache is not None and cacheable(result):
-            self.cache.put(key, result.to_cache())
+            self.cache.put(prepared.key, result.to_cache())
         return result
 
     async def _send(self, messages: list[dict[str, str]], settings: dict[str, Any]) -> LLMResult:
@@ -258,4 +291,4 @@ class LLMClient:
         self._replicas = None
 
 
-__all__ = ["LLMClient", "LLMResult", "CallFailed", "Deferred", "Unreadable", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]
+__all__ = ["LLMClient", "LLMResult", "CallFailed", "ChatRequest", "Prepared", "Unreadable", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]

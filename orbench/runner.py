@@ -1,116 +1,182 @@
-"""Run a stage's jobs concurrently, write each result the moment it arrives, report progress.
+"""The one runner: everything around a stage spec.
 
-A stage supplies a list of ``Job``s and an async ``handler(job) -> Outcome``. The runner:
-- skips jobs whose keys are already in the output (resume);
-- runs the rest with a bounded pool of workers;
-- appends each outcome's rows (or the failed row) to disk immediately;
-- stops the whole run on an EndpointError (bad key, unknown model, no quota);
-- shows a tqdm bar with done/total, cache hits, failures and tokens.
+``run_stage(Spec, argv)`` parses the command line (the spec's options, the run options, the
+batch options), reads the input (a file or the Hub), makes the clients and the cache, picks
+the backend (online; or batch planning, then online or offline), runs the jobs with resume
+and progress, writes failed rows, the final file and the run record, and returns the exit
+code. A spec only says what its rows are and how replies become output rows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from tqdm import tqdm
-
-from .errors import FatalEndpointError
-from .llm import CallFailed, LLMClient
+from .backends import Backend, Online, answer_all
+from .batch import BatchOptions, add_batch_options, batch_options, run_batch_phase
+from .cli import add_run_options, make_client, make_parser, open_cache, rows_exit_code, run_cli
+from .errors import UserError, warn
+from .inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
+from .jobs import Failed, Job, Outcome, RunCounts, run_jobs
+from .llm import ChatRequest, LLMClient
 from .resume import StageOutput
-from .retry import EndpointError
+from .runinfo import base_info, check_same_settings, client_info, write_runinfo
+from .rounds import run_rounds
+from .spec import GeneratorSpec, Retry, RunContext, StageResult, StageSpec
 
 
-@dataclass
-class Job:
-    key: str
-    index: int
-    row: dict[str, str]
-    payload: Any = None
+def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None) -> int:
+    """A stage's ``main``: one line and exit code 2 for a user's mistake, 130 on Ctrl-C."""
+    return run_cli(lambda a: _run(spec_cls, a, doc), argv)
 
 
-@dataclass
-class Outcome:
-    rows: list[dict[str, object]] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=dict)  # e.g. {"unscored": 1}
+def build_parser(spec_cls: type[StageSpec], doc: str | None):
+    p = make_parser(spec_cls.script, doc)
+    spec_cls.add_arguments(p)
+    if spec_cls.input_option:
+        p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS, help=spec_cls.max_chars_help)
+    add_run_options(p, temperature=spec_cls.temperature, max_tokens=spec_cls.max_tokens)
+    if spec_cls.batchable:
+        add_batch_options(p)
+    return p
 
 
-@dataclass
-class RunCounts:
-    total: int = 0
-    skipped_done: int = 0
-    done: int = 0
-    failed: int = 0
-    counters: Counter = field(default_factory=Counter)
+def model_names(value: str, option: str, ensemble: bool) -> list[str]:
+    """The model(s) of a stage: one name, or a comma-separated ensemble, each named once."""
+    if not ensemble:
+        return [value]
+    names = [m.strip() for m in value.split(",") if m.strip()]
+    if not names:
+        raise UserError(f"--{option} is empty")
+    if len(set(names)) != len(names):
+        raise UserError(f"--{option} lists a model twice: {value}")
+    return names
 
 
-async def run_jobs(
-    jobs: Sequence[Job],
-    handler: Callable[[Job], Awaitable[Outcome]],
-    output: StageOutput,
-    done_keys: set[str],
-    *,
-    clients: Sequence[LLMClient],
-    failed_row: Callable[[Job, str], dict[str, object]],
-    desc: str,
-    workers: int | None = None,
-) -> RunCounts:
-    counts = RunCounts(total=len(jobs))
-    todo = [j for j in jobs if j.key not in done_keys]
-    counts.skipped_done = len(jobs) - len(todo)
-    if workers is None:
-        # Enough workers to fill every endpoint's slots (an ensemble job holds one slot
-        # on each of its endpoints at once).
-        workers = max((c.concurrency * len(c.endpoint.base_urls) for c in clients), default=1)
-    workers = max(1, min(workers, len(todo) or 1))
-    queue = iter(todo)
-    # disable=None: a bar on a terminal; none in logs and pipes, where the summary lines speak.
-    bar = tqdm(total=len(jobs), initial=counts.skipped_done, desc=desc, unit="row", dynamic_ncols=True,
-               mininterval=0.5, disable=None)
-    last_postfix = 0.0
+def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None) -> int:
+    args = build_parser(spec_cls, doc).parse_args(argv)
+    batch = batch_options(args) if spec_cls.batchable else None
+    names = model_names(getattr(args, spec_cls.model_option), spec_cls.model_option, spec_cls.ensemble)
+    spec = spec_cls(args)
+    spec.check()
+    rows = (load_rows(getattr(args, spec_cls.input_option), spec.required(), spec.text_column(), args.limit,
+                      spec_cls.aliases, seed=args.limit_seed) if spec_cls.input_option else PreparedRows([]))
+    cache = open_cache(args)
+    clients = [make_client(n, args, cache) for n in names]
+    spec.bind(RunContext(args=args, rows=rows, clients=clients, names=names))
+    if isinstance(spec, GeneratorSpec):
+        return run_rounds(spec)
+    result = run_rows(spec, batch)
+    if isinstance(result, str):  # batch mode stopped on purpose (export, cancel): say why
+        print(result)
+        return 0
+    spec.finish(result)
+    plan = spec.output()
+    if result.counts.failed:
+        print(f"{result.counts.failed} row(s) failed; they are in {plan.failed_path} with the error. "
+              f"Run the same command again to retry them.", file=sys.stderr)
+    return rows_exit_code(result.counts.failed, args)
 
-    def postfix(force: bool = False) -> None:
-        nonlocal last_postfix
-        now = time.monotonic()
-        if force or now - last_postfix > 0.5:
-            last_postfix = now
-            cached = sum(c.stats.cached for c in clients)
-            tokens = sum(c.stats.prompt_tokens + c.stats.completion_tokens for c in clients)
-            bar.set_postfix(cached=cached, failed=counts.failed, tokens=tokens, refresh=False)
 
-    async def worker() -> None:
-        for job in queue:  # a shared iterator: each job is taken by exactly one worker
-            try:
-                outcome = await handler(job)
-            except CallFailed as err:
-                output.append_failed(failed_row(job, str(err)))
-                counts.failed += 1
-            else:
-                output.append(outcome.rows)
-                counts.done += 1
-                counts.counters.update(outcome.counters)
-            bar.update(1)
-            postfix()
+def handler_for(spec: StageSpec, backend: Backend, clients: Sequence[LLMClient],
+                max_chars: int) -> Callable[[Job], Awaitable[Outcome | Failed]]:
+    """One job's life: its requests (or an outcome needing no call), the length bound, the
+    replies from the backend, the spec's reading of them, and a retry when it asks for one."""
 
-    tasks = [asyncio.create_task(worker()) for _ in range(workers)]
+    async def handle(job: Job) -> Outcome | Failed:
+        attempt = 0
+        while True:
+            requests = spec.requests(job, attempt)
+            if isinstance(requests, Outcome):
+                return requests
+            if attempt == 0:
+                reason = too_long(spec.sent_text(job), max_chars)
+                if reason:
+                    return Failed(reason)
+            outcome = spec.parse(job, await answer_all(backend, clients, requests), attempt)
+            if not isinstance(outcome, Retry):
+                return outcome
+            attempt += 1
+
+    return handle
+
+
+def first_requests(spec: StageSpec, jobs: Iterable[Job], clients: Sequence[LLMClient],
+                   max_chars: int) -> list[tuple[LLMClient, ChatRequest]]:
+    """What batch planning records: each job's first round of requests (a retry that depends
+    on a reply is made in the finish, once the reply is known)."""
+    planned = []
+    for job in jobs:
+        requests = spec.requests(job, 0)
+        if isinstance(requests, Outcome) or too_long(spec.sent_text(job), max_chars):
+            continue
+        planned.extend((clients[r.model], r) for r in requests)
+    return planned
+
+
+def run_rows(spec: StageSpec, batch: BatchOptions | None) -> StageResult | str:
+    """Run the spec's jobs with resume, then write the ordered file and the run record.
+    Returns the result, or the message of a batch mode that stops before the finish."""
+    assert spec.ctx is not None, "bind() first"
+    args, clients = spec.args, spec.ctx.clients
+    plan = spec.output()
+    output = StageOutput(plan.path, plan.columns, plan.failed_path, plan.failed_columns, plan.key_of,
+                         many_rows_per_key=plan.many_rows_per_key)
+    jobs = spec.jobs(spec.ctx.rows.rows)
+    info = {**base_info(spec.stage, args), **spec.record()}
+    started = time.time()
+    check_same_settings(plan.path, info)
+    done = output.open()
     try:
-        await asyncio.gather(*tasks)
-    except EndpointError as err:
-        bar.leave = False
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise FatalEndpointError(str(err)) from None
-    except BaseException:
-        bar.leave = False  # the error line alone should stay on screen
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        if output.repaired_bytes:
+            warn(f"repaired a torn last row in {plan.path} ({output.repaired_bytes} bytes cut)")
+        write_runinfo(plan.path, {**info, "complete": False, "rows_total": len(jobs)})
+        backend: Backend = Online()
+        if batch is not None:
+            todo = [j for j in jobs if j.key not in done]
+            phase = run_batch_phase(batch, requests=first_requests(spec, todo, clients, args.max_prompt_chars),
+                                    clients=clients, output=plan.path, stage=spec.stage)
+            if phase.stop is not None:
+                return phase.stop
+            info = {**info, "batch": phase.info}
+            backend = phase.backend
+        counts = _run_jobs(spec, jobs, output, done, backend, info)
+        rows = output.finalize([j.key for j in jobs], spec.transform)
+        final = {
+            **info,
+            "complete": counts.failed == 0,
+            "rows_total": len(jobs),
+            "rows_done": counts.done + counts.skipped_done,
+            "rows_done_before": counts.skipped_done,
+            "rows_failed": counts.failed,
+            "rows_written": len(rows),
+            **dict(counts.counters),
+            **client_info(clients),
+            "seconds": round(time.time() - started, 3),
+        }
+        write_runinfo(plan.path, final)
+        return StageResult(counts=counts, rows=rows, info=final)
     finally:
-        postfix(force=True)
-        bar.close()
-    return counts
+        output.close()
+
+
+def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[str], backend: Backend,
+              info: dict[str, Any]) -> RunCounts:
+    clients = spec.ctx.clients  # type: ignore[union-attr]
+    handle = handler_for(spec, backend, clients, spec.args.max_prompt_chars)
+
+    async def go() -> RunCounts:
+        try:
+            return await run_jobs(jobs, handle, output, done, clients=clients, failed_row=spec.failed_row,
+                                  desc=spec.progress_label())
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    try:
+        return asyncio.run(go())
+    except BaseException:
+        write_runinfo(spec.output().path, {**info, "complete": False, "rows_total": len(jobs), **client_info(clients)})
+        raise

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from orbench.cli import EXIT_ROWS_FAILED
-from orbench.stage import MAX_PROMPT_CHARS
+from orbench.inputs import MAX_PROMPT_CHARS
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     BUILD_DATASETS,
@@ -260,9 +260,10 @@ def test_one_megabyte_prompt_sent_when_allowed(stage_no, tmp_path, work, fake_mo
 
 
 def test_max_prompt_chars_is_documented():
+    from orbench.runner import build_parser
     from orbench.stages import alignment, check_response, moderate, rewrite
 
-    for module in (rewrite, moderate, alignment, check_response):
-        text = " ".join(module.build_parser(None).format_help().split())
-        assert "--max_prompt_chars" in text and "failed file" in text, module.__name__
+    for spec in (rewrite.Rewrite, moderate.Moderate, alignment.Alignment, check_response.CheckResponse):
+        text = " ".join(build_parser(spec, None).format_help().split())
+        assert "--max_prompt_chars" in text and "failed file" in text, spec.__name__
     assert MAX_PROMPT_CHARS == 100_000

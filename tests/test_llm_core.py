@@ -17,7 +17,7 @@ from orbench.llm import CallFailed, LLMClient
 from orbench.registry import Endpoint
 from orbench.retry import EndpointError, RetryPolicy
 from orbench.resume import read_rows
-from orbench.runner import Job, Outcome, run_jobs
+from orbench.jobs import Job, Outcome, run_jobs
 from orbench.resume import StageOutput
 from orbench.stages import alignment
 from orbench.testing import fake_openai

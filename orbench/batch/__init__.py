@@ -10,6 +10,6 @@ the stage finish from it.
 """
 
 from .options import BatchOptions, add_batch_options, batch_options
-from .phase import run_batch_phase
+from .phase import BatchPhase, run_batch_phase
 
-__all__ = ["BatchOptions", "add_batch_options", "batch_options", "run_batch_phase"]
+__all__ = ["BatchOptions", "add_batch_options", "batch_options", "BatchPhase", "run_batch_phase"]

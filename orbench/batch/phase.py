@@ -14,15 +14,16 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Sequence
 
 from tqdm import tqdm
 
+from ..backends import Backend, Offline, Online
 from ..cache import ResponseCache
-from ..errors import EarlyExit, UserError
-from ..llm import LLMClient
-from ..runner import Job
+from ..errors import UserError
+from ..llm import ChatRequest, LLMClient
 from .options import BatchOptions
 from .plan import Planner, collect, custom_ids, write_shards
 from .remote import BatchRemote
@@ -34,17 +35,30 @@ def note(msg: str) -> None:
     print(f"batch: {msg}", file=sys.stderr)
 
 
-def run_batch_phase(opts: BatchOptions, *, jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]],
-                    clients: Sequence[LLMClient], output: Path, stage: str) -> dict[str, Any]:
-    """Run the phase; returns what goes into the run's .run.json under "batch"."""
+Planned = Sequence[tuple[LLMClient, ChatRequest]]
+
+
+@dataclass(frozen=True)
+class BatchPhase:
+    """What the phase leaves for the runner: the record's "batch" entry, the backend that
+    finishes the run, or the message of a mode that stops here (export, cancel)."""
+
+    info: dict[str, Any] = field(default_factory=dict)
+    backend: Backend = field(default_factory=Online)
+    stop: str | None = None
+
+
+def run_batch_phase(opts: BatchOptions, *, requests: Planned, clients: Sequence[LLMClient], output: Path,
+                    stage: str) -> BatchPhase:
+    """Run the phase for the requests the stage would make now (its jobs not done yet)."""
     cache = _cache_of(clients)
     if opts.mode == "cancel":
-        _cancel(Sidecar.load(sidecar_path(output)), clients)
+        return BatchPhase(stop=_cancel(Sidecar.load(sidecar_path(output)), clients))
     if opts.mode == "export":
-        _export(opts, collect(jobs, handler, clients))
+        return BatchPhase(stop=_export(opts, collect(requests)))
     if opts.mode == "import":
-        return _import(opts, collect(jobs, handler, clients), cache, clients)
-    return Submission(opts, clients, cache, output, stage).run(jobs, handler)
+        return _import(opts, collect(requests), cache)
+    return BatchPhase(info=Submission(opts, clients, cache, output, stage).run(requests))
 
 
 def _cache_of(clients: Sequence[LLMClient]) -> ResponseCache:
@@ -54,25 +68,24 @@ def _cache_of(clients: Sequence[LLMClient]) -> ResponseCache:
     return cache
 
 
-def _export(opts: BatchOptions, planner: Planner) -> None:
+def _export(opts: BatchOptions, planner: Planner) -> str:
     assert opts.export_dir is not None
     if planner.total == 0:
-        raise EarlyExit("nothing to export: the cache already answers every request; run without --batch_export")
+        return "nothing to export: the cache already answers every request; run without --batch_export"
     lines = []
     for group in planner.groups.values():
         for shard in write_shards(group, opts.export_dir, opts.max_requests):
             out = shard.path.with_name(shard.path.stem + ".results.jsonl")
             lines.append(f"vllm run-batch -i {shlex.quote(str(shard.path))} -o {shlex.quote(str(out))} "
                          f"--model {shlex.quote(group.client.endpoint.model)}")
-    raise EarlyExit(
+    return (
         f"wrote {planner.total} request(s) in {len(lines)} file(s) to {opts.export_dir}. Run:\n"
         + "\n".join(lines)
         + "\nthen this same command with --batch_import <the .results.jsonl files> instead of --batch_export."
     )
 
 
-def _import(opts: BatchOptions, planner: Planner, cache: ResponseCache,
-            clients: Sequence[LLMClient]) -> dict[str, Any]:
+def _import(opts: BatchOptions, planner: Planner, cache: ResponseCache) -> BatchPhase:
     wanted = planner.keys()
     total = ImportCounts()
     for path in opts.import_files:
@@ -83,10 +96,10 @@ def _import(opts: BatchOptions, planner: Planner, cache: ResponseCache,
     if rest:
         note(f"{len(rest)} request(s) have no reply in these files; their rows go to the failed file "
              f"(--batch_export again writes a file of just those)")
-    for client in clients:  # no engine to ask: the run finishes offline
-        client.offline = {k: total.failures.get(k, "") for k in rest}
-    return {"mode": "import", "files": [str(p) for p in opts.import_files], "planned": len(wanted),
+    info = {"mode": "import", "files": [str(p) for p in opts.import_files], "planned": len(wanted),
             **total.as_info()}
+    # No engine to ask: the run finishes offline, from the cache.
+    return BatchPhase(info=info, backend=Offline({k: total.failures.get(k, "") for k in rest}))
 
 
 def _say_rest(rest: int) -> None:
@@ -94,7 +107,7 @@ def _say_rest(rest: int) -> None:
         note(f"{rest} request(s) have no batch result; the normal path sends them online now")
 
 
-def _cancel(sc: Sidecar, clients: Sequence[LLMClient]) -> None:
+def _cancel(sc: Sidecar, clients: Sequence[LLMClient]) -> str:
     if not sc.path.exists():
         raise UserError(f"no batches are recorded for this output ({sc.path} does not exist)")
     remotes = _Remotes(clients)
@@ -104,8 +117,8 @@ def _cancel(sc: Sidecar, clients: Sequence[LLMClient]) -> None:
         shard.status = batch.status
         sc.save()
         note(f"{shard.batch_id} ({Path(shard.path).name}): {batch.status}")
-    raise EarlyExit(f"cancel requested for {len(live)} batch(es); run with --batch to collect their partial "
-                    f"results and resubmit the rest" if live else "no running batch to cancel")
+    return (f"cancel requested for {len(live)} batch(es); run with --batch to collect their partial "
+            f"results and resubmit the rest" if live else "no running batch to cancel")
 
 
 class _Remotes:
@@ -134,7 +147,7 @@ class Submission:
         self.counts = ImportCounts()
         self.failed: list[ShardRecord] = []
 
-    def run(self, jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]]) -> dict[str, Any]:
+    def run(self, requests: Planned) -> dict[str, Any]:
         # Shards written but never uploaded cost nothing: plan them afresh.
         self.sc.shards = [s for s in self.sc.shards if s.file_id is not None]
         resumed = [s for s in self.sc.shards if s.pending]
@@ -142,7 +155,7 @@ class Submission:
             note(f"resuming {len(resumed)} recorded batch(es) from {self.sc.path}")
         self._submit([s for s in self.sc.shards if not s.submitted])
         self._wait()
-        planner = collect(jobs, handler, self.clients)
+        planner = collect(requests)
         taken = self._taken()
         new: list[ShardRecord] = []
         for group in planner.groups.values():

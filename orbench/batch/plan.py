@@ -1,5 +1,5 @@
-"""Planning: run a stage's handler over its jobs with every cache miss recorded instead of
-sent, then write the recorded requests as OpenAI batch JSONL shards.
+"""Planning: the requests a stage would send (read from its spec by the runner) that the
+cache cannot answer, written as OpenAI batch JSONL shards.
 
 A request's ``custom_id`` is its cache key, so a result line goes straight into the cache
 under the key the stage's normal path will look up.
@@ -7,17 +7,15 @@ under the key the stage's normal path will look up.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Iterable
 
-from ..llm import CallFailed, Deferred, LLMClient
-from ..runner import Job
-from ..stage import safe_name
+from ..llm import ChatRequest, LLMClient
+from ..naming import safe_name
 
 CHAT_URL = "/v1/chat/completions"
 MAX_REQUESTS = 50_000          # the OpenAI Batch API's limit per file
@@ -48,29 +46,12 @@ class Planner:
         return {k for g in self.groups.values() for k in g.requests}
 
 
-def collect(jobs: Sequence[Job], handler: Callable[[Job], Awaitable[Any]], clients: Sequence[LLMClient]) -> Planner:
-    """Every request the jobs would send now and that the cache cannot answer.
-
-    Only a job's first round is seen: a call that depends on an earlier reply (a retry after
-    an unreadable reply) is planned once that reply is known, i.e. online in the finish."""
+def collect(requests: Iterable[tuple[LLMClient, ChatRequest]]) -> Planner:
+    """The requests (each with its client) that the cache cannot answer, each once."""
     planner = Planner()
-
-    async def go() -> None:
-        for job in jobs:
-            try:
-                # An ensemble's calls all start at once (asyncio.gather) and each records
-                # itself before the first Deferred reaches the handler.
-                await handler(job)
-            except (Deferred, CallFailed):
-                pass  # deferred: recorded; failed (e.g. too long): the normal path records it
-
-    for c in clients:
-        c.planner = planner
-    try:
-        asyncio.run(go())
-    finally:
-        for c in clients:
-            c.planner = None
+    for client, request in requests:
+        prepared = client.prepare(request)
+        planner.add(client, prepared.key, client.body(prepared))
     for group in planner.groups.values():
         cache = group.client.cache
         for key in cache.existing(list(group.requests)) if cache is not None else ():

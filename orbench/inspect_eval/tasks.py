@@ -6,7 +6,7 @@
 
 Each sample is one prompt of the set, sent as stage 4 sends it: one user message, no system
 prompt unless ``system_prompt`` is given, temperature 0, max_tokens 1000 (``--temperature``
-and ``--max-tokens`` override these). The input is read by ``orbench.stage.load_rows``, the
+and ``--max-tokens`` override these). The input is read by ``orbench.inputs.load_rows``, the
 reader every stage uses: the set's short name (read from the Hub) by default, or any file a
 stage reads (``prompt`` column, ``category`` or XSTest's ``type`` optional).
 
@@ -34,7 +34,7 @@ from orbench import __version__
 from orbench.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
 from orbench.errors import UserError
 from orbench.prompts import TEMPLATE_VERSION
-from orbench.stage import load_rows
+from orbench.inputs import load_rows
 
 from . import (
     CATEGORY_KEY,

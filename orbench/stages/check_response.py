@@ -3,39 +3,38 @@ direct_refusal / indirect_refusal, on every row or on a uniform random sample.""
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..agreement import pairwise
-from ..batch import add_batch_options, batch_options
-from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
+from ..cli import positive_int
 from ..constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE,
     COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
 )
-from ..errors import UserError
-from ..llm import CallFailed, LLMClient, LLMResult
+from ..errors import UserError, warn
+from ..hub import input_name
+from ..inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
+from ..jobs import Failed, Job, Outcome
+from ..llm import CallFailed
+from ..naming import safe_name, sibling
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
-from ..resume import StageOutput, content_hash, write_atomic
-from ..runinfo import read_runinfo, write_runinfo
-from ..runner import Job, Outcome
+from ..resume import content_hash, write_atomic
+from ..runinfo import endpoint_info, read_runinfo, write_runinfo
+from ..runner import run_stage
 from ..sampling import Sample, draw, is_scored, take
-from ..stage import (
-    MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
-    finish_run, safe_name, sibling, too_long, warn,
-)
+from ..spec import OutputPlan, Reply, RunContext, StageResult, StageSpec
 from ..summary import rejection_summary
 from ..table_io import output_stem
-from ..hub import input_name
 from ..voting import VOTES, vote
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_RESPONSE, COL_CATEGORY]
-KEY_COLUMNS = [COL_PROMPT, COL_RESPONSE, COL_CATEGORY]
+KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)
 # Ensemble columns: the votes, then per judge its class (or unscored / failed) and its reply.
 COL_REFUSAL_VOTES = "refusal_votes"
 COL_ANSWER_VOTES = "answer_votes"
@@ -94,25 +93,6 @@ def only_sampled(rows: list[dict[str, str]], jobs: Sequence[Job]) -> list[dict[s
     return kept
 
 
-def build_parser(doc: str | None):
-    p = make_parser("check_response.py", doc)
-    p.add_argument("--check_model", default="local",
-                   help="the judge, or a comma-separated ensemble such as gpt4,llama3,gemini-1.5 (default: local)")
-    p.add_argument("--vote", default="majority", choices=VOTES,
-                   help="how an ensemble decides a row; judges without a verdict sit it out (default majority)")
-    p.add_argument("--input_file", required=True, help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
-    p.add_argument("--sample", type=positive_int, default=None, metavar="N",
-                   help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
-    p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    p.add_argument("--output_path", default=None,
-                   help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
-    p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
-                   help="a longer question+response is not sent (failed file)")
-    add_run_options(p, temperature=0.0, max_tokens=1000)
-    add_batch_options(p)
-    return p
-
-
 def choose_jobs(rows: list[dict[str, str]], has_keyword: bool, size: int | None,
                 seed: int) -> tuple[list[Job], Sample]:
     """Every row, or the sample of scored rows, as jobs."""
@@ -124,129 +104,171 @@ def choose_jobs(rows: list[dict[str, str]], has_keyword: bool, size: int | None,
     return take(candidates, sample), sample
 
 
-async def ask_all(clients: Sequence[LLMClient], messages, args) -> list[LLMResult | CallFailed]:
-    """Every judge at once; a judge whose call fails gives its error instead of a reply."""
-    async def one(c: LLMClient) -> LLMResult | CallFailed:
-        try:
-            return await c.complete(messages, temperature=args.temperature, max_tokens=args.max_tokens,
-                                    grammar=judge_grammar())
-        except CallFailed as err:
-            return err
-    return list(await asyncio.gather(*(one(c) for c in clients)))
+class CheckResponse(StageSpec):
+    stage = "response_checker"
+    script = "check_response.py"
+    model_option = "check_model"
+    ensemble = True
+    required_columns = (COL_PROMPT, COL_RESPONSE)
+    aliases = {COL_TYPE: COL_CATEGORY}
+    max_chars_help = f"a longer question+response is not sent and goes to the failed file (default {MAX_PROMPT_CHARS})"
 
+    @classmethod
+    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--check_model", default="local",
+                       help="the judge, or a comma-separated ensemble such as gpt4,llama3,gemini-1.5 (default: local)")
+        p.add_argument("--vote", default="majority", choices=VOTES,
+                       help="how an ensemble decides a row; judges without a verdict sit it out (default majority)")
+        p.add_argument("--input_file", required=True,
+                       help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
+        p.add_argument("--sample", type=positive_int, default=None, metavar="N",
+                       help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
+        p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+        p.add_argument("--output_path", default=None,
+                       help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
 
-def _main(argv: Sequence[str] | None, doc: str | None) -> int:
-    args = build_parser(doc).parse_args(argv)
-    batch = batch_options(args)
-    names = [m.strip() for m in args.check_model.split(",") if m.strip()]
-    if not names:
-        raise UserError("--check_model is empty")
-    if len(set(names)) != len(names):
-        raise UserError(f"--check_model lists a model twice: {args.check_model}")
-    if args.sample is not None and args.limit is not None:
-        # A sample of the first rows is not a sample of the file the report corrects.
-        raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
-    prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY},
-                         seed=args.limit_seed)
-    has_keyword = COL_IS_REJECTED in prepared.rows[0]
-    jobs, sample = choose_jobs(prepared.rows, has_keyword, args.sample, args.seed)
-    if args.sample is not None and sample.population == 0:
-        why = f"no row has a True/False {COL_IS_REJECTED!r}" if has_keyword else "no row has a response"
-        warn(f"{args.input_file}: nothing to sample, {why}; the output will have no rows")
-    cache = open_cache(args)
-    clients = [make_client(n, args, cache) for n in names]
-    ensemble = len(clients) > 1
-    judge = "+".join(safe_name(n) for n in names)
-    stem = output_stem(args.input_file)
-    output_path = Path(args.output_path) if args.output_path else Path(f"{stem}_response_check_merged_{judge}.csv")
-    failed_path = sibling(output_path, "_response_check_merged_", "_response_check_failed_", "_failed")
-    unscored_path = sibling(output_path, "_response_check_merged_", "_response_check_unscored_", "_unscored")
-    columns = COLUMNS + ([COL_IS_REJECTED] if has_keyword else [])
-    if ensemble:
-        columns += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED] + [c for n in names for c in judge_columns(n)]
-    output = StageOutput(output_path, columns, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
+    def check(self) -> None:
+        if self.args.sample is not None and self.args.limit is not None:
+            # A sample of the first rows is not a sample of the file the report corrects.
+            raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
 
-    async def handle(job: Job) -> Outcome:
-        prompt, response = job.row[COL_PROMPT], job.row[COL_RESPONSE]
-        row = {COL_PROMPT: prompt, COL_RESPONSE: response, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
-        if has_keyword:
+    def text_column(self) -> str:
+        return COL_PROMPT
+
+    # ---- the rows judged
+
+    def bind(self, ctx: RunContext) -> None:
+        super().bind(ctx)
+        self.names = ctx.names
+        self.is_ensemble = len(ctx.names) > 1
+        self.has_keyword = COL_IS_REJECTED in ctx.rows.rows[0]
+        self.chosen, self.sample = choose_jobs(ctx.rows.rows, self.has_keyword, self.args.sample, self.args.seed)
+        if self.args.sample is not None and self.sample.population == 0:
+            why = f"no row has a True/False {COL_IS_REJECTED!r}" if self.has_keyword else "no row has a response"
+            warn(f"{self.args.input_file}: nothing to sample, {why}; the output will have no rows")
+
+    def jobs(self, rows: list[dict[str, str]]) -> list[Job]:
+        return self.chosen
+
+    @property
+    def tag(self) -> str:
+        return "+".join(safe_name(n) for n in self.names)
+
+    def columns(self) -> list[str]:
+        cols = COLUMNS + ([COL_IS_REJECTED] if self.has_keyword else [])
+        if self.is_ensemble:
+            cols += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED]
+            cols += [c for n in self.names for c in judge_columns(n)]
+        return cols
+
+    def output(self) -> OutputPlan:
+        path = (Path(self.args.output_path) if self.args.output_path
+                else Path(f"{output_stem(self.args.input_file)}_response_check_merged_{self.tag}.csv"))
+        failed = sibling(path, "_response_check_merged_", "_response_check_failed_", "_failed")
+        return OutputPlan(path, self.columns(), failed, FAILED_COLUMNS, key_function(KEY_COLUMNS))
+
+    def unscored_path(self) -> Path:
+        return sibling(self.output().path, "_response_check_merged_", "_response_check_unscored_", "_unscored")
+
+    def record(self) -> dict[str, Any]:
+        args, clients, plan = self.args, self.ctx.clients, self.output()
+        upstream = (read_runinfo(args.input_file) if self.ctx.rows.source is None else None) or {}
+        local = Path(args.input_file)
+        if self.is_ensemble:
+            who = {"check_models": self.names, "model_id": [c.endpoint.model for c in clients],
+                   "endpoint": [c.endpoint.identity for c in clients], "vote": args.vote}
+        else:
+            who = endpoint_info(clients[0])
+        return {"check_model": args.check_model, **who, "target_model": upstream.get("model"),
+                "input_file": str(args.input_file), "input_source": self.ctx.rows.source,
+                "input_path": str(local.resolve()) if local.is_file() else None, **self.sample.as_info(),
+                "skipped_blank_prompts": self.ctx.rows.skipped_blank, "output": str(plan.path),
+                "failed_output": str(plan.failed_path), "unscored_output": str(self.unscored_path())}
+
+    def progress_label(self) -> str:
+        return f"stage 5 {self.tag}"
+
+    # ---- one row
+
+    def base_row(self, job: Job) -> dict[str, object]:
+        row: dict[str, object] = {COL_PROMPT: job.row[COL_PROMPT], COL_RESPONSE: job.row[COL_RESPONSE],
+                                  COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
+        if self.has_keyword:
             row[COL_IS_REJECTED] = job.row.get(COL_IS_REJECTED, "")
-        if not response.strip():
+        return row
+
+    def sent_text(self, job: Job) -> str:
+        return job.row[COL_PROMPT] + job.row[COL_RESPONSE]
+
+    def requests(self, job: Job, attempt: int):
+        if not job.row[COL_RESPONSE].strip():
             # Nothing to judge (an empty or filtered reply in stage 4): unscored, no call.
-            row.update({COL_ANSWER_CATEGORY: UNSCORED, COL_ANSWER_TYPE_RESPONSE: ""})
-            if ensemble:
+            row = {**self.base_row(job), COL_ANSWER_CATEGORY: UNSCORED, COL_ANSWER_TYPE_RESPONSE: ""}
+            if self.is_ensemble:
                 row.update({COL_REFUSAL_VOTES: 0, COL_ANSWER_VOTES: 0, COL_JUDGES_VOTED: 0})
-                for n in names:
+                for n in self.names:
                     row.update(dict(zip(judge_columns(n), (UNSCORED, ""))))
             return Outcome(rows=[row], counters={"unscored": 1, "empty_response": 1})
-        reason = too_long(prompt + response, args.max_prompt_chars)
-        if reason:
-            raise CallFailed(reason)
-        replies = await ask_all(clients, judge_messages(prompt, response), args)
+        msgs = judge_messages(job.row[COL_PROMPT], job.row[COL_RESPONSE])
+        return [self.request(msgs, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
+
+    def parse(self, job: Job, replies: list[Reply], attempt: int):
+        names = self.names
         errors = [f"{n}: {r}" for n, r in zip(names, replies) if isinstance(r, CallFailed)]
         if len(errors) == len(replies):  # no judge answered: a failed row, retried next run
-            raise CallFailed(str(replies[0]) if not ensemble else "every judge failed: " + "; ".join(errors))
+            return Failed(str(replies[0]) if not self.is_ensemble else "every judge failed: " + "; ".join(errors))
         cats = [JUDGE_FAILED if isinstance(r, CallFailed) else judge_verdict(r.text) or UNSCORED for r in replies]
-        if not ensemble:
+        row = self.base_row(job)
+        if not self.is_ensemble:
             row.update({COL_ANSWER_CATEGORY: cats[0], COL_ANSWER_TYPE_RESPONSE: replies[0].text or ""})
             return Outcome(rows=[row], counters={cats[0]: 1})
         for n, c, r in zip(names, cats, replies):
             row.update(dict(zip(judge_columns(n), (c, str(r) if isinstance(r, CallFailed) else r.text or ""))))
-        revote([row], names, args.vote)
+        revote([row], names, self.args.vote)
         row[COL_ANSWER_TYPE_RESPONSE] = "; ".join(f"{n}: {c}" for n, c in zip(names, cats))
         return Outcome(rows=[row], counters={row[COL_ANSWER_CATEGORY]: 1, "judge_calls_failed": len(errors),
                                              "judge_replies_unscored": cats.count(UNSCORED)})
 
-    def failed_row(job: Job, error: str) -> dict[str, object]:
+    def failed_row(self, job: Job, error: str) -> dict[str, object]:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
                 COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
-    upstream = (read_runinfo(args.input_file) if prepared.source is None else None) or {}
-    local = Path(args.input_file)
-    if ensemble:
-        who = {"check_models": names, "model_id": [c.endpoint.model for c in clients],
-               "endpoint": [c.endpoint.identity for c in clients], "vote": args.vote}
-    else:
-        who = endpoint_info(clients[0])
-    info = base_info(
-        "response_checker", args, check_model=args.check_model, **who,
-        target_model=upstream.get("model"), input_file=str(args.input_file), input_source=prepared.source,
-        input_path=str(local.resolve()) if local.is_file() else None, **sample.as_info(),
-        skipped_blank_prompts=prepared.skipped_blank, output=str(output_path), failed_output=str(failed_path),
-        unscored_output=str(unscored_path),
-    )
+    # ---- the end
 
-    def transform(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-        rows = only_sampled(rows, jobs) if args.sample is not None else rows
-        return revote(rows, names, args.vote) if ensemble else rows
+    def transform(self, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        rows = only_sampled(rows, self.chosen) if self.args.sample is not None else rows
+        return revote(rows, self.names, self.args.vote) if self.is_ensemble else rows
 
-    result = execute(
-        jobs=jobs, handler=handle, output=output, clients=clients,
-        failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform, batch=batch,
-    )
-    unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
-    if unscored:
-        write_atomic(unscored_path, columns, unscored)
-    elif unscored_path.exists():
-        unscored_path.unlink()
-    what = f"judge {judge} on {input_name(args.input_file)}"
-    if args.sample is not None:
-        what += (f", a random sample of {len(sample.chosen)} of its {sample.population} "
-                 f"scored rows (seed {sample.seed}). This is the judge's rate on the sample only; the "
-                 "report corrects the keyword rate of all rows with it")
-    print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
-                            title=f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"))
-    if ensemble:
+    def finish(self, result: StageResult) -> None:
+        unscored_path = self.unscored_path()
+        unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
+        if unscored:
+            write_atomic(unscored_path, self.columns(), unscored)
+        elif unscored_path.exists():
+            unscored_path.unlink()
+        print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
+        if self.is_ensemble:
+            self._agreement(result)
+        if unscored:
+            print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
+
+    def _title(self) -> str:
+        what = f"judge {self.tag} on {input_name(self.args.input_file)}"
+        if self.args.sample is not None:
+            what += (f", a random sample of {len(self.sample.chosen)} of its {self.sample.population} "
+                     f"scored rows (seed {self.sample.seed}). This is the judge's rate on the sample only; the "
+                     "report corrects the keyword rate of all rows with it")
+        return f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"
+
+    def _agreement(self, result: StageResult) -> None:
+        names = self.names
         pairs = pairwise({n: [is_refusal(r.get(judge_columns(n)[0])) for r in result.rows] for n in names})
-        print(f"agreement between judges (refusal vs answer, rows both scored; vote: {args.vote}):")
+        print(f"agreement between judges (refusal vs answer, rows both scored; vote: {self.args.vote}):")
         for p in pairs:
             kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
             pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
             print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
-        write_runinfo(output_path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
-    if unscored:
-        print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
-    return finish_run(result.counts, failed_path, args)
+        write_runinfo(self.output().path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
 
 
 def _verdict(row: dict[str, str]) -> bool | None:
@@ -254,7 +276,7 @@ def _verdict(row: dict[str, str]) -> bool | None:
 
 
 def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_cli(lambda a: _main(a, doc or __doc__), argv)
+    return run_stage(CheckResponse, argv, doc or __doc__)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,217 @@
+"""What a stage is, declared: its options, input, output, requests and how replies become rows.
+
+A stage subclasses ``StageSpec`` and fills in the parts that differ; ``orbench.runner``
+does everything around them (arguments, reading the input, the clients and the cache,
+resume, progress, failed rows, the run record, batch mode, exit codes). A spec holds no
+loop, no file I/O of results and no retry: the same spec runs online, plans batch files,
+and finishes offline from imported results, without knowing which.
+
+The life of one job (one input row):
+    requests(job, attempt) -> ChatRequests, or an Outcome when no call is needed
+    parse(job, replies, attempt) -> Outcome (rows), Retry (ask again) or Failed (failed file)
+Batch planning reads ``requests(job, 0)`` of every job that is not done yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Sequence
+
+from .inputs import PreparedRows, jobs_from_rows, key_function
+from .jobs import Failed, Job, Outcome, RunCounts
+from .llm import CallFailed, ChatRequest, LLMClient, LLMResult
+
+Reply = LLMResult | CallFailed
+
+
+@dataclass(frozen=True)
+class Retry:
+    """``parse``: the reply could not be used; ask again with the next attempt number."""
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    """Where a stage writes and how a written row is recognised on resume."""
+
+    path: Path
+    columns: list[str]
+    failed_path: Path
+    failed_columns: list[str]
+    key_of: Callable[[dict[str, str]], str]
+    many_rows_per_key: bool = False  # stage 2: several rewrites per seed, keyed by the seed
+
+
+@dataclass
+class RunContext:
+    """What the runner hands a spec once the input is read and the clients are made."""
+
+    args: argparse.Namespace
+    rows: PreparedRows
+    clients: list[LLMClient]
+    names: list[str]  # the model names as given, one per client
+
+
+@dataclass
+class StageResult:
+    counts: RunCounts
+    rows: list[dict[str, str]]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class StageSpec:
+    """Base of every stage spec. Class attributes say what the stage is; methods say how a
+    row's requests are built and read. ``self.args`` is the parsed command line and
+    ``self.ctx`` (after ``bind``) the run's input and clients."""
+
+    stage: ClassVar[str]  # the name in .run.json: "alignment_checker", ...
+    script: ClassVar[str]  # the original's script name (its --help and usage lines)
+    temperature: ClassVar[float] = 0.0
+    max_tokens: ClassVar[int] = 1000
+    batchable: ClassVar[bool] = True
+    model_option: ClassVar[str] = "model"  # the argument naming the model(s)
+    ensemble: ClassVar[bool] = False  # does it take a comma-separated list of models?
+    input_option: ClassVar[str] = "input_file"
+    required_columns: ClassVar[tuple[str, ...]] = ()
+    aliases: ClassVar[dict[str, str]] = {}
+    key_columns: ClassVar[tuple[str, ...]] = ()
+    max_chars_help: ClassVar[str] = "longer texts are not sent and go to the failed file"
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.ctx: RunContext | None = None
+
+    # ---- the command line
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The stage's own options (the runner adds the run and batch options)."""
+
+    def check(self) -> None:
+        """Refuse option combinations that make no sense (raise UserError), before any input is read."""
+
+    # ---- input
+
+    def text_column(self) -> str:
+        """The column a row must have text in (empty rows are skipped and counted)."""
+        return self.required_columns[0]
+
+    def required(self) -> Sequence[str]:
+        return self.required_columns
+
+    def bind(self, ctx: RunContext) -> None:
+        """Called once the input is read and the clients exist."""
+        self.ctx = ctx
+
+    def jobs(self, rows: list[dict[str, str]]) -> list[Job]:
+        return jobs_from_rows(rows, self.key_columns)
+
+    # ---- output
+
+    def output(self) -> OutputPlan:
+        raise NotImplementedError
+
+    def record(self) -> dict[str, Any]:
+        """The stage's own fields of the run record (model, rules, input file...)."""
+        return {}
+
+    def progress_label(self) -> str:
+        return self.stage
+
+    # ---- one job
+
+    def sent_text(self, job: Job) -> str:
+        """The text whose length --max_prompt_chars bounds."""
+        return str(job.row.get(self.text_column(), ""))
+
+    def requests(self, job: Job, attempt: int) -> list[ChatRequest] | Outcome:
+        raise NotImplementedError
+
+    def parse(self, job: Job, replies: list[Reply], attempt: int) -> Outcome | Retry | Failed:
+        raise NotImplementedError
+
+    def failed_row(self, job: Job, error: str) -> dict[str, object]:
+        raise NotImplementedError
+
+    # ---- the end
+
+    def transform(self, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        """The finished rows, in input order, before the final file is written."""
+        return rows
+
+    def finish(self, result: StageResult) -> None:
+        """After the final file: split files, extra files, the summary printed."""
+
+    # ---- helpers for specs
+
+    def request(self, messages: Sequence[dict[str, str]], *, model: int = 0, sample: int = 0,
+                grammar: str | None = None) -> ChatRequest:
+        """A request with the run's temperature and max_tokens."""
+        return ChatRequest(model, tuple(messages), float(self.args.temperature), int(self.args.max_tokens),
+                           sample, grammar)
+
+
+class GeneratorSpec(StageSpec):
+    """A stage with no input rows that asks in rounds until it has what it needs (stage 1:
+    waves of generator calls). The runner owns the output file, the lock, resume, progress
+    and the record; the spec decides each round's requests and what the replies add.
+
+    Per round: ``next_round()`` (no requests: done), then ``arrived(i, reply)`` for each reply
+    as it comes (rows to append to the file at once), then ``round_done()``.
+    """
+
+    batchable = False
+    input_option = ""  # no input file
+    unit = "row"
+
+    def output_path(self) -> Path:
+        raise NotImplementedError
+
+    def columns(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self, on_disk: list[dict[str, str]], cached: bool) -> None:
+        """Resume from the rows an earlier run left in the file."""
+
+    def progress(self) -> int:
+        raise NotImplementedError
+
+    def next_round(self) -> list[ChatRequest]:
+        raise NotImplementedError
+
+    def arrived(self, index: int, reply: Reply) -> list[dict[str, str]]:
+        raise NotImplementedError
+
+    def round_done(self) -> None:
+        """All of the round's replies are in."""
+
+    def rows(self) -> list[dict[str, str]]:
+        """The final file's rows."""
+        raise NotImplementedError
+
+    def shortfall(self) -> str | None:
+        """Why the run stopped short of its target (None: it reached it)."""
+        return None
+
+    def record_end(self) -> dict[str, Any]:
+        return {}
+
+    def summary(self) -> str:
+        return ""
+
+
+def first_failure(replies: Sequence[Reply]) -> Failed | None:
+    """The first failed reply, in model order, as the row's failure; None if all answered."""
+    for r in replies:
+        if isinstance(r, CallFailed):
+            return Failed(str(r))
+    return None
+
+
+def keyed_by(columns: Sequence[str]) -> Callable[[dict[str, str]], str]:
+    return key_function(columns)
+
+
+__all__ = ["Failed", "GeneratorSpec", "Job", "OutputPlan", "Outcome", "Reply", "Retry", "RunContext", "StageResult",
+           "StageSpec", "first_failure", "keyed_by"]
