@@ -360,3 +360,24 @@ def test_a_batch_created_but_not_recorded_is_found_again_not_created_twice(clone
     assert again.returncode == 0, err
     assert len(batch_posts(srv)) == 1 and chat_requests(srv) == []
     assert len(read_csv(clone / "alignment_checker" / OUT)) == len(PROMPTS)
+
+
+@pytest.mark.parametrize("status", [404, 405])
+def test_an_endpoint_without_a_batch_list_does_not_stall_the_run(clone, tmp_path, held_server, status):
+    """GET /v1/batches answers 404 or 405: the search for an unrecorded batch is skipped with a
+    warning that says what that risks, and the run goes on (one new batch for the shard)."""
+    srv = held_server
+    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 1, 1)
+    path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
+    record = json.loads(path.read_text())
+    record["shards"][0].update(batch_id=None, status="uploaded")  # as if killed before the id was saved
+    path.write_text(json.dumps(record))
+    srv.batches.polls_per_state = 1
+    srv.batches.list_status = status
+    again = _start(clone, models, "--batch")
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert f"cannot list batches (HTTP {status}" in err and "paid twice" in err
+    assert len(batch_posts(srv)) == 2  # the unrecorded one could not be found: a second was created
+    assert chat_requests(srv) == []
+    assert len(read_csv(clone / "alignment_checker" / OUT)) == len(PROMPTS)

@@ -12,7 +12,7 @@ from typing import Any, Callable, TypeVar
 
 import openai
 
-from ..errors import FatalEndpointError, UserError
+from ..errors import FatalEndpointError, UserError, warn
 from ..llm import LLMClient
 from ..retry import EndpointError, RetryPolicy, TransientError, classify
 from .plan import CHAT_URL
@@ -22,6 +22,14 @@ COMPLETION_WINDOW = "24h"
 SHARD_TAG = "orbench_shard"  # batch metadata: the shard's SHA-256, to find a batch after a kill
 
 
+class NoListing(Exception):
+    """The endpoint has no list of batches (HTTP 404 or 405 on GET /v1/batches)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 class BatchRemote:
     def __init__(self, client: LLMClient) -> None:
         endpoint = client.endpoint
@@ -29,6 +37,7 @@ class BatchRemote:
             raise UserError("the embedded model has no Batch API; use --batch_export with `vllm run-batch`, "
                             "or point --batch at an endpoint that has one (OpenAI, or a compatible provider)")
         self.where = client.where
+        self.warned_no_listing = False
         self.policy = RetryPolicy()
         self.api = openai.OpenAI(base_url=endpoint.base_urls[0], api_key=endpoint.api_key or "no-key-needed",
                                  max_retries=0, timeout=client.timeout)
@@ -39,11 +48,15 @@ class BatchRemote:
             try:
                 return fn()
             except openai.NotFoundError as err:
+                if what == "list":
+                    raise NoListing(404) from None
                 if what in ("upload", "create", "list"):
                     raise UserError(f"{self.where} does not offer the Batch API (HTTP 404 at {what}); "
                                     f"run this stage without --batch, or use --batch_export") from None
                 raise UserError(f"{what}: HTTP 404 from {self.where}: {err.message}") from None
             except Exception as err:  # sorted just below
+                if what == "list" and getattr(err, "status_code", None) == 405:
+                    raise NoListing(405) from None
                 failure = classify(err, self.where)
                 if isinstance(failure, EndpointError):
                     raise FatalEndpointError(f"batch {what}: {failure}") from None
@@ -68,7 +81,15 @@ class BatchRemote:
         """A batch created from this upload of this shard (a run killed right after creating
         it never recorded its id)."""
         # The newest first, pages followed; a batch created seconds before the kill is near the top.
-        recent = self._call("list", lambda: list(itertools.islice(self.api.batches.list(limit=100), 1000)))
+        try:
+            recent = self._call("list", lambda: list(itertools.islice(self.api.batches.list(limit=100), 1000)))
+        except NoListing as err:
+            if not self.warned_no_listing:
+                self.warned_no_listing = True
+                warn(f"{self.where} cannot list batches (HTTP {err.status} on GET /v1/batches), so a batch created "
+                     f"just before a run was killed cannot be found again: its file is submitted anew, and if that "
+                     f"earlier batch ran, its requests are paid twice")
+            return None
         for batch in recent:
             meta = batch.metadata or {}
             if batch.input_file_id == file_id and meta.get(SHARD_TAG) == sha256[:64]:

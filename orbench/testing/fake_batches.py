@@ -43,6 +43,7 @@ class FakeBatchAPI:
         self.retrieve_faults: Deque[int] = collections.deque()
         self.create_status: Optional[int] = None
         self.upload_status: Optional[int] = None
+        self.list_status: Optional[int] = None  # e.g. 404 or 405: an endpoint with no list of batches
         self._ids = itertools.count(1)
         self._polls: Dict[str, int] = collections.Counter()
 
@@ -74,6 +75,8 @@ class FakeBatchAPI:
             if parts == ["batches"] and method == "POST":
                 return await self._create(body)
             if parts == ["batches"] and method == "GET":
+                if self.list_status is not None:
+                    return self._error(self.list_status, "listing batches is not supported here (scripted)")
                 return self._json({"object": "list", "data": [self._public(b) for b in reversed(self.created())],
                                    "has_more": False})
             if len(parts) == 2 and parts[0] == "batches" and method == "GET":
