@@ -56,6 +56,40 @@ class RunCounts:
     counters: Counter = field(default_factory=Counter)
 
 
+class _Progress:
+    """The tqdm bar of a run: done/total, with cache hits, failures and tokens (refreshed at
+    most twice a second). disable=None: a bar on a terminal; none in logs and pipes."""
+
+    def __init__(self, total: int, initial: int, desc: str, clients: Sequence[LLMClient], counts: RunCounts) -> None:
+        self.bar = tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True, mininterval=0.5,
+                        disable=None)
+        self.clients, self.counts = clients, counts
+        self.last = 0.0
+
+    def step(self, force: bool = False) -> None:
+        if not force:
+            self.bar.update(1)
+        now = time.monotonic()
+        if force or now - self.last > 0.5:
+            self.last = now
+            cached = sum(c.stats.cached for c in self.clients)
+            tokens = sum(c.stats.prompt_tokens + c.stats.completion_tokens for c in self.clients)
+            self.bar.set_postfix(cached=cached, failed=self.counts.failed, tokens=tokens, refresh=False)
+
+    def close(self, failed: bool) -> None:
+        if failed:
+            self.bar.leave = False  # the error line alone should stay on screen
+        self.step(force=True)
+        self.bar.close()
+
+
+def worker_count(clients: Sequence[LLMClient], todo: int) -> int:
+    """Enough workers to fill every endpoint's slots (an ensemble job holds one slot on each
+    of its endpoints at once), and no more than there are jobs."""
+    slots = max((c.concurrency * len(c.endpoint.base_urls) for c in clients), default=1)
+    return max(1, min(slots, todo or 1))
+
+
 async def run_jobs(
     jobs: Sequence[Job],
     handler: Callable[[Job], Awaitable[Outcome | Failed]],
@@ -70,25 +104,8 @@ async def run_jobs(
     counts = RunCounts(total=len(jobs))
     todo = [j for j in jobs if j.key not in done_keys]
     counts.skipped_done = len(jobs) - len(todo)
-    if workers is None:
-        # Enough workers to fill every endpoint's slots (an ensemble job holds one slot
-        # on each of its endpoints at once).
-        workers = max((c.concurrency * len(c.endpoint.base_urls) for c in clients), default=1)
-    workers = max(1, min(workers, len(todo) or 1))
     queue = iter(todo)
-    # disable=None: a bar on a terminal; none in logs and pipes, where the summary lines speak.
-    bar = tqdm(total=len(jobs), initial=counts.skipped_done, desc=desc, unit="row", dynamic_ncols=True,
-               mininterval=0.5, disable=None)
-    last_postfix = 0.0
-
-    def postfix(force: bool = False) -> None:
-        nonlocal last_postfix
-        now = time.monotonic()
-        if force or now - last_postfix > 0.5:
-            last_postfix = now
-            cached = sum(c.stats.cached for c in clients)
-            tokens = sum(c.stats.prompt_tokens + c.stats.completion_tokens for c in clients)
-            bar.set_postfix(cached=cached, failed=counts.failed, tokens=tokens, refresh=False)
+    progress = _Progress(len(jobs), counts.skipped_done, desc, clients, counts)
 
     async def worker() -> None:
         for job in queue:  # a shared iterator: each job is taken by exactly one worker
@@ -103,25 +120,26 @@ async def run_jobs(
                 output.append(outcome.rows)
                 counts.done += 1
                 counts.counters.update(outcome.counters)
-            bar.update(1)
-            postfix()
+            progress.step()
 
-    tasks = [asyncio.create_task(worker()) for _ in range(workers)]
+    count = max(1, min(workers, len(todo) or 1)) if workers else worker_count(clients, len(todo))
+    tasks = [asyncio.create_task(worker()) for _ in range(count)]
+    failed = True
     try:
         await asyncio.gather(*tasks)
+        failed = False
     except EndpointError as err:
-        bar.leave = False
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _cancel(tasks)
         raise FatalEndpointError(str(err)) from None
     except BaseException:
-        bar.leave = False  # the error line alone should stay on screen
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _cancel(tasks)
         raise
     finally:
-        postfix(force=True)
-        bar.close()
+        progress.close(failed)
     return counts
+
+
+async def _cancel(tasks: Sequence[asyncio.Task]) -> None:
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
