@@ -196,8 +196,7 @@ class FakeOpenAIServer(LoopbackHTTPServer):
         if path.startswith(("/v1/models", "/models")):
             return self._models_outcome(request)
         if path not in _CHAT_PATHS:
-            return status_outcome(404, "route", f"Unknown request URL: {request.method} {path}.",
-                                  err_code="unknown_url")
+            return _unknown_url(request)
         if request.method != "POST":
             return status_outcome(405, "route")
         if not body_ok:
@@ -212,8 +211,7 @@ class FakeOpenAIServer(LoopbackHTTPServer):
             data = {"object": "list", "data": [_model_obj(m) for m in self.models]}
             return Outcome(200, "models", "route", body=json.dumps(data).encode())
         if not path.startswith(("/v1/models/", "/models/")):
-            return status_outcome(404, "route", f"Unknown request URL: {request.method} {path}.",
-                                  err_code="unknown_url")
+            return _unknown_url(request)
         model_id = path.split("/models/", 1)[1]
         if request.method != "GET":
             return status_outcome(405, "route")
@@ -241,6 +239,11 @@ class FakeOpenAIServer(LoopbackHTTPServer):
             return coerce_behaviour(result), "responder"
         except Exception as exc:
             return Status(500, message=f"fake server responder failed: {exc!r}"), "responder_error"
+
+
+def _unknown_url(request: Request) -> Outcome:
+    return status_outcome(404, "route", f"Unknown request URL: {request.method} {request.path}.",
+                          err_code="unknown_url")
 
 
 def _model_obj(model_id: str) -> Dict[str, Any]:
