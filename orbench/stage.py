@@ -152,11 +152,14 @@ def execute(
     transform: Callable[[list[dict[str, str]]], list[dict[str, str]]] | None = None,
     workers: int | None = None,
     batch: Any = None,
+    also_plan: tuple[Sequence[Job], Callable[[Job], Awaitable[Outcome]]] | None = None,
 ) -> StageResult:
     """Run the jobs with resume, then write the ordered file and the settings JSON.
 
     With ``batch`` (orbench.batch.BatchOptions) the requests that the cache cannot answer go
-    through a batch engine first, under the output's lock; the normal path then finishes."""
+    through a batch engine first, under the output's lock; the normal path then finishes.
+    ``also_plan`` = (jobs, handler) whose requests join that batch but whose rows are not
+    this output's (stage 5's judge audit, which runs from the cache afterwards)."""
     started = time.time()
     check_same_settings(output.path, info)
     done = output.open()
@@ -167,8 +170,8 @@ def execute(
         if batch is not None:
             from .batch import run_batch_phase
 
-            todo = [j for j in jobs if j.key not in done]
-            info = {**info, "batch": run_batch_phase(batch, jobs=todo, handler=handler, clients=clients,
+            todo, plan_handler = _with_extra([j for j in jobs if j.key not in done], handler, also_plan)
+            info = {**info, "batch": run_batch_phase(batch, jobs=todo, handler=plan_handler, clients=clients,
                                                      output=output.path, stage=str(info.get("stage", "")))}
 
         async def go() -> RunCounts:
@@ -202,6 +205,20 @@ def execute(
         return StageResult(counts=counts, rows=rows, info=final)
     finally:
         output.close()
+
+
+def _with_extra(jobs: list[Job], handler: Callable[[Job], Awaitable[Outcome]],
+                extra: tuple[Sequence[Job], Callable[[Job], Awaitable[Outcome]]] | None):
+    """The stage's jobs plus extra ones, with one handler that sends each job to its own."""
+    if not extra:
+        return jobs, handler
+    extra_jobs, extra_handler = extra
+    theirs = {id(j) for j in extra_jobs}
+
+    async def either(job: Job) -> Outcome:
+        return await (extra_handler if id(job) in theirs else handler)(job)
+
+    return jobs + list(extra_jobs), either
 
 
 def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from ..stage import (
 from ..summary import rejection_summary
 from ..table_io import output_stem
 from ..hub import input_name
+from ..judge_audit.stage import StageAudit, add_audit_option
 from ..voting import VOTES, vote
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
@@ -108,6 +109,7 @@ def build_parser(doc: str | None):
                    help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
                    help="a longer question+response is not sent (failed file)")
+    add_audit_option(p)
     add_run_options(p, temperature=0.0, max_tokens=1000)
     add_batch_options(p)
     return p
@@ -165,6 +167,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     if ensemble:
         columns += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED] + [c for n in names for c in judge_columns(n)]
     output = StageOutput(output_path, columns, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
+    audit = StageAudit(args.audit, names, lambda messages: ask_all(clients, messages, args),
+                       (lambda cats: combine(cats, args.vote)[0]) if ensemble else None, args.vote)
 
     async def handle(job: Job) -> Outcome:
         prompt, response = job.row[COL_PROMPT], job.row[COL_RESPONSE]
@@ -223,7 +227,9 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     result = execute(
         jobs=jobs, handler=handle, output=output, clients=clients,
         failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform, batch=batch,
+        also_plan=audit.plan(),
     )
+    extra: dict = {}
     unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
     if unscored:
         write_atomic(unscored_path, columns, unscored)
@@ -243,10 +249,12 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
             kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
             pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
             print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
-        write_runinfo(output_path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
+        extra["judge_agreement"] = [p.as_dict() for p in pairs]
+    extra["audit"] = audit.run(clients)  # after the rows: in batch mode its replies are in the cache now
+    write_runinfo(output_path, {**result.info, **extra})
     if unscored:
         print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
-    return finish_run(result.counts, failed_path, args)
+    return finish_run(result.counts, failed_path, args) or audit.exit_code(args)
 
 
 def _verdict(row: dict[str, str]) -> bool | None:
