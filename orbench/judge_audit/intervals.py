@@ -45,3 +45,37 @@ def difference_bounds_cc(k1, n1, k2, n2, z: float = Z_95) -> tuple[np.ndarray, n
         low = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
         high = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
     return d, low, high
+
+
+def simulate_audits(recall: float, false_refusal: float, size: int, runs: int, seed: int,
+                    unscored: tuple[float, float] = (0.0, 0.0)) -> dict[str, np.ndarray]:
+    """Seeded draws of what audits of `size` rows (half human refusals, half answers) would
+    count, for a judge that calls a share `recall` of the refusals and `false_refusal` of the
+    answers refusals, and leaves a share of each class unscored (refusals, answers).
+    Returns per-run arrays tp, fn, fp, tn."""
+    rng = np.random.default_rng(seed)
+    half = (size + 1) // 2, size // 2
+    n1 = rng.binomial(half[0], 1.0 - unscored[0], runs)
+    n0 = rng.binomial(half[1], 1.0 - unscored[1], runs)
+    tp = rng.binomial(n1, recall)
+    fp = rng.binomial(n0, false_refusal)
+    return {"tp": tp, "fn": n1 - tp, "fp": fp, "tn": n0 - fp}
+
+
+def truths(recall: float, false_refusal: float, unscored: tuple[float, float] = (0.0, 0.0)) -> dict[str, float]:
+    """The values the audit's figures estimate, for the judge simulate_audits draws: over the
+    rows it scores, of a balanced set."""
+    s1, s0 = 1.0 - unscored[0], 1.0 - unscored[1]
+    return {"agreement": (s1 * recall + s0 * (1.0 - false_refusal)) / (s1 + s0),
+            "kappa": recall - false_refusal,
+            "precision": s1 * recall / (s1 * recall + s0 * false_refusal) if recall + false_refusal else float("nan"),
+            "recall": recall}
+
+
+def figure_bounds(c: dict[str, np.ndarray], z: float = Z_95) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The four figures' 95% bounds (fractions; kappa in [-1, 1]) from count arrays, as the
+    audit computes them."""
+    n1, n0 = c["tp"] + c["fn"], c["fp"] + c["tn"]
+    _, kl, kh = difference_bounds_cc(c["tp"], n1, c["fp"], n0, z)
+    return {"agreement": wilson_bounds_cc(c["tp"] + c["tn"], n1 + n0, z), "kappa": (kl, kh),
+            "precision": wilson_bounds_cc(c["tp"], c["tp"] + c["fp"], z), "recall": wilson_bounds_cc(c["tp"], n1, z)}
