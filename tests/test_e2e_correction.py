@@ -86,4 +86,6 @@ def test_judged_sample_corrects_a_keyword_rate_that_is_far_off(harness, world, c
     assert abs(s["hard_corrected_pct"] - truth) <= 5
     assert s["hard_corrected_ci_low_pct"] <= truth <= s["hard_corrected_ci_high_pct"]
     assert s["hard_judged_sample"] == SAMPLE and s["hard_kappa"] < 0.8
-    assert "keyword rules are unreliable for this model; report the corrected rate" in err
+    assert "keyword rules are unreliable for these models; report the corrected rate" in err
+    # the judge knew the audit's labels: it passed, so its corrected rate is the headline one
+    assert s["hard_sample_judge_audit"] == "passed" and bool(s["hard_corrected_used"]) is True
