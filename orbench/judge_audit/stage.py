@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import Any, Awaitable, Callable, Sequence
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.cli import EXIT_ROWS_FAILED, non_negative_int
 from orbench.constants import DIRECT_ANSWER, REFUSAL_CLASSES, UNSCORED
 from orbench.judge_audit import auditset
 from orbench.judge_audit.scoring import INCOMPLETE, INTERVALS, THRESHOLDS, AuditCounts, describe, score
@@ -29,19 +29,8 @@ Ask = Callable[[list[dict[str, str]]], Awaitable[list[Any]]]
 
 
 def add_audit_option(parser) -> None:
-    def size(value: str) -> int:
-        import argparse
-
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-        if n < 0:
-            raise argparse.ArgumentTypeError(f"expected 0 or more, got {n}")
-        return n
-
     parser.add_argument(
-        "--audit", type=size, default=auditset.DEFAULT_AUDIT, metavar="N",
+        "--audit", type=non_negative_int, default=auditset.DEFAULT_AUDIT, metavar="N",
         help=f"also judge N human-labelled responses of the shipped audit set (half refusals, half answers; "
              f"the same N rows every time, cached) and record the judge's agreement, kappa, precision and "
              f"recall against the labels in .run.json; never in the output (default {auditset.DEFAULT_AUDIT}; "
