@@ -67,6 +67,7 @@ def test_a_failed_judge_is_shown_marked_and_set_aside(runs, tmp_path, capsys):
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "the judge failed its audit: this corrected rate is not used" in page
     assert "its verdicts are not plotted" in page
+    assert "Judge gpt4 failed its audit against human labels: where it disagrees" in page  # the disagreements view
 
 
 def test_a_failed_judge_of_full_runs_gives_way_to_the_keyword_verdicts(runs):
