@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from typing import Any, Awaitable, Callable, Sequence
 
 from orbench.cli import EXIT_ROWS_FAILED, non_negative_int
@@ -89,6 +90,7 @@ class StageAudit:
             return None
         before = [(c.stats.requests, c.stats.cached, c.stats.failed) for c in clients]
         sink = _Sink()
+        started = time.monotonic()
 
         async def go() -> None:
             try:
@@ -102,7 +104,7 @@ class StageAudit:
         asyncio.run(go())
         spent = [tuple(a - b for a, b in zip((c.stats.requests, c.stats.cached, c.stats.failed), old))
                  for c, old in zip(clients, before)]
-        self.record = self._record(sink, spent)
+        self.record = {**self._record(sink, spent), "seconds": round(time.monotonic() - started, 3)}
         self._print()
         return self.record
 
