@@ -248,10 +248,9 @@ def plot_model_categories(categories: pd.DataFrame, model: str, path: Path) -> P
             if n == 0:
                 ax.text(o, 1, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
             elif r == 0:
-                # A 0% bar has no height: draw its foot, and say 0, so that it is seen.
+                # A 0% bar has no height: draw a thin stub across 0, so that it is seen.
                 ax.bar(o, ZERO_BAR, bottom=-ZERO_BAR / 2, width=width * 0.92, color=colors[ds],
                        edgecolor="black", linewidth=0.4, zorder=2)
-                ax.text(o, ZERO_BAR, "0", ha="center", va="bottom", fontsize=7, zorder=3)
     ax.set_xticks(pos)
     ax.set_xticklabels(cats, rotation=30, ha="right", fontsize=9)
     ax.set_ylim(-ZERO_BAR, 105)
