@@ -60,6 +60,24 @@ def load_results(inputs: Iterable[str | Path],
     return read_results(scan_inputs(inputs, datasets))
 
 
+def _corrections(results: pd.DataFrame, judge: str | None, choice: VerdictChoice) -> pd.DataFrame:
+    """The corrected rates, each with its judge's audit status and whether it is used: a judge
+    that failed its audit (or --prefer keyword) leaves the headline numbers alone, and its
+    corrected columns stay beside them, marked."""
+    corrections = correction_table(results, ["model", "dataset"], judge=judge)
+    return corrections.assign(
+        judge_audit=[choice.audits[j].status if j in choice.audits else "" for j in corrections["judge"]],
+        corrected_used=[choice.uses_correction(j) for j in corrections["judge"]])
+
+
+def _file_notes(files: Iterable[ResultFile], corrections: pd.DataFrame) -> list[str]:
+    """Runs still unfinished, and judged samples that give no corrected rate."""
+    notes = [f"{f.path.name}: its run.json says the run is not complete; its numbers may change when "
+             "the run finishes." for f in files if f.complete is False]
+    return notes + [f"{r['model']} on {r['dataset']}: a sample judged by {r['judge']}, but {r['note']}: "
+                    "no corrected rate." for _, r in corrections.iterrows() if r["note"]]
+
+
 def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] | None = None,
                  prefer: str | None = None, judge: str | None = None, x: str | None = None,
                  compare_paper: bool = False, samples: Mapping[str, str] | None = None,
@@ -99,26 +117,14 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
         if x == "safe":
             notes.append("No hard-set results: the figure's x axis is the 80K (safe) set.")
     selected = select_verdicts(results, prefer=choice.select_prefer, judge=judge, distrust=choice.distrusted)
-    corrections = correction_table(results, ["model", "dataset"], judge=judge)
-    # A judge that failed its audit, or --prefer keyword: the judge's sample does not move
-    # the headline numbers; the corrected columns stay beside them, marked.
-    corrections = corrections.assign(
-        judge_audit=[audits[j].status if j in audits else "" for j in corrections["judge"]],
-        corrected_used=[choice.uses_correction(j) for j in corrections["judge"]])
+    corrections = _corrections(results, judge, choice)
     use_corrected = choice.prefer != "keyword"
     summary = summarize(selected, x=x, corrections=corrections, use_corrected=use_corrected)
     summary = set_aside_judge_rates(summary, results, selected, choice.distrusted)
     categories = category_table(selected, list(summary["model"]))
     categories = with_category_corrections(categories, correction_table(
         results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
-    for f in files:
-        if f.complete is False:
-            notes.append(f"{f.path.name}: its run.json says the run is not complete; "
-                         "its numbers may change when the run finishes.")
-    for _, r in corrections.iterrows():
-        if r["note"]:
-            notes.append(f"{r['model']} on {r['dataset']}: a sample judged by {r['judge']}, but "
-                         f"{r['note']}: no corrected rate.")
+    notes += _file_notes(files, corrections)
     paper = load_paper_results() if compare_paper else None
     if paper is not None and x != "hard":
         notes.append("The paper published no 80K (safe) rates, so its points are left out "
