@@ -146,7 +146,7 @@ def test_sigkill_and_rerun_gives_the_uninterrupted_file(stage_no, tmp_path, work
         assert len(rows) == total and len({tuple(r.values()) for r in rows}) == total, why
         failed = stage.failed_path(out)
         if failed is not None:
-            assert read_csv(failed) == [], why
+            assert not failed.exists(), why  # no row failed: no failed file
         info = runinfo(out)
         assert info["complete"] is True, why
         if stage_no != 1:
