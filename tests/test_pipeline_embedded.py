@@ -168,7 +168,9 @@ def test_pipeline_on_the_fake_server_subprocess(clone, tmp_path, fake_server_pro
                    "--model=mixtral", "--limit=3", mf)
     assert p.returncode == 0, p.stderr
     rewrites = check_output(clone / "rewritter" / "privacy_prompts_rewrite.csv", REWRITE_COLS)
-    assert list(rewrites["prompt"]) == [x for s in seeds["prompt"][:3] for x in rewrite_items(s, 5)]
+    chosen = list(dict.fromkeys(rewrites["toxic_seed"]))  # --limit=3: a seeded sample, in input order
+    assert len(chosen) == 3 and chosen == [s for s in seeds["prompt"] if s in chosen]
+    assert list(rewrites["prompt"]) == [x for s in chosen for x in rewrite_items(s, 5)]
 
     p = run_script(clone, "moderator", "--moderator_model=gpt4", "--input_file_path=../rewritter/privacy_prompts_rewrite.csv",
                    "--column=prompt", mf)

@@ -1,18 +1,14 @@
-"""Statistics for the report, checked against closed forms and known table values."""
+"""Statistics for the report, checked against closed forms, published values and quadrature."""
 
 import math
 
 import numpy as np
 import pytest
 
-from orbench.stats import (
-    betainc_regularized,
-    quadratic_fit,
-    rankdata,
-    spearman,
-    t_two_sided_pvalue,
-    wilson_interval,
-)
+import pandas as pd
+
+from orbench.report import load_paper_results, paper_points
+from orbench.stats import quadratic_fit, spearman, wilson_interval
 
 Z = 1.959963984540054
 
@@ -49,37 +45,77 @@ def test_wilson_no_trials_and_bad_input():
         wilson_interval(5, 4)
 
 
-@pytest.mark.parametrize("x", [0.05, 0.3, 0.5, 0.77, 0.999])
-def test_incomplete_beta_closed_forms(x):
-    assert betainc_regularized(1, 1, x) == pytest.approx(x, abs=1e-13)
-    assert betainc_regularized(3.5, 1, x) == pytest.approx(x ** 3.5, abs=1e-13)
-    assert betainc_regularized(1, 4.0, x) == pytest.approx(1 - (1 - x) ** 4, abs=1e-13)
-    assert betainc_regularized(7.0, 7.0, 0.5) == pytest.approx(0.5, abs=1e-13)
-    # Symmetry I_x(a, b) = 1 - I_{1-x}(b, a).
-    assert betainc_regularized(2.5, 0.5, x) == pytest.approx(
-        1 - betainc_regularized(0.5, 2.5, 1 - x), abs=1e-12)
+def t_two_sided_by_quadrature(t, df, points=200_001):
+    """P(|T| >= |t|) for Student's t, by Simpson's rule over u = |t| / s in (0, 1].
 
-
-@pytest.mark.parametrize("t", [0.0, 0.4, 1.0, 2.5, 12.0, -3.0])
-def test_t_pvalue_closed_forms(t):
+    An oracle independent of SciPy's incomplete beta: the density is written out, and the
+    substitution turns the infinite tail into a smooth integrand on a finite interval.
+    """
     a = abs(t)
-    # df = 1 is the Cauchy distribution, df = 2 has an algebraic tail.
-    assert t_two_sided_pvalue(t, 1) == pytest.approx(1 - 2 / math.pi * math.atan(a), abs=1e-12)
-    assert t_two_sided_pvalue(t, 2) == pytest.approx(1 - a / math.sqrt(2 + a * a), abs=1e-12)
-    u = a / math.sqrt(3)
-    df3 = 1 - 2 / math.pi * (math.atan(u) + u / (1 + u * u))
-    assert t_two_sided_pvalue(t, 3) == pytest.approx(df3, abs=1e-12)
+    u = np.linspace(0.0, 1.0, points)[1:]
+    s = a / u
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    f = np.exp(log_c - (df + 1) / 2 * np.log1p(s * s / df)) * a / (u * u)
+    # As u -> 0 the integrand behaves like c * df^((df + 1) / 2) * |t|^-df * u^(df - 1).
+    f0 = math.exp(log_c) * df ** ((df + 1) / 2) * a ** -df if df == 1 else 0.0
+    f = np.concatenate([[f0], f])
+    h = 1.0 / (points - 1)
+    tail = h / 3 * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum())
+    return 2 * tail
 
 
-def test_t_pvalue_known_quantiles():
-    # Critical values from t tables: two-sided 5% at 10 df, 1% at 5 df, 5% at 30 df.
-    assert t_two_sided_pvalue(2.228138851986274, 10) == pytest.approx(0.05, abs=1e-10)
-    assert t_two_sided_pvalue(4.032142983557536, 5) == pytest.approx(0.01, abs=1e-10)
-    assert t_two_sided_pvalue(2.042272456301238, 30) == pytest.approx(0.05, abs=1e-10)
+def midrank_pearson(x, y):
+    rx = pd.Series(x, dtype=float).rank(method="average").to_numpy()
+    ry = pd.Series(y, dtype=float).rank(method="average").to_numpy()
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    return float(rx @ ry / math.sqrt((rx @ rx) * (ry @ ry)))
 
 
-def test_rankdata_ties_get_mean_rank():
-    assert list(rankdata([10, 20, 20, 5, 20])) == [2.0, 4.0, 4.0, 1.0, 4.0]
+def test_quadrature_oracle_matches_closed_forms():
+    # df = 1 is the Cauchy distribution, df = 2 has an algebraic tail: the oracle itself is right.
+    for t in (0.4, 2.5, 12.0):
+        assert t_two_sided_by_quadrature(t, 1) == pytest.approx(1 - 2 / math.pi * math.atan(t), rel=1e-9)
+        assert t_two_sided_by_quadrature(t, 2) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-9)
+
+
+def paper_pairs():
+    pts = paper_points(load_paper_results())
+    return list(pts["hard_pct"]), list(pts["toxic_pct"])
+
+
+def seeded_pairs(seed, n, ties):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = 0.6 * x + rng.normal(size=n)
+    return (np.round(x), np.round(y)) if ties else (x, y)
+
+
+@pytest.mark.parametrize("case", ["paper", "wikipedia", "small", "ties", "negative"])
+def test_spearman_against_midranks_and_t_tail(case):
+    x, y = {
+        "paper": paper_pairs,
+        "wikipedia": lambda: ([106, 100, 86, 101, 99, 103, 97, 113, 112, 110], [7, 27, 2, 50, 28, 29, 20, 12, 6, 17]),
+        "small": lambda: seeded_pairs(1, 6, ties=False),
+        "ties": lambda: seeded_pairs(2, 40, ties=True),
+        "negative": lambda: (seeded_pairs(3, 15, ties=False)[0], -seeded_pairs(3, 15, ties=False)[1]),
+    }[case]()
+    res = spearman(x, y)
+    rho = midrank_pearson(x, y)
+    assert res.n == len(x)
+    assert res.rho == pytest.approx(rho, abs=1e-12)
+    t = rho * math.sqrt((res.n - 2) / (1 - rho * rho))
+    assert res.pvalue == pytest.approx(t_two_sided_by_quadrature(t, res.n - 2), rel=1e-7)
+
+
+def test_spearman_published_values():
+    # The paper's 32 models (PROTOCOL.md): rho 0.893, far from chance.
+    res = spearman(*paper_pairs())
+    assert round(res.rho, 3) == 0.893 and res.n == 32
+    assert 1e-12 < res.pvalue < 1e-10
+    # Wikipedia's worked example (IQ against hours of TV): rho = -29/165, p = 0.627188.
+    res = spearman([106, 100, 86, 101, 99, 103, 97, 113, 112, 110], [7, 27, 2, 50, 28, 29, 20, 12, 6, 17])
+    assert res.rho == pytest.approx(-29 / 165, abs=1e-12)
+    assert res.pvalue == pytest.approx(0.627188, abs=5e-7)
 
 
 def test_spearman_hand_case():

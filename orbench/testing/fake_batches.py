@@ -24,18 +24,20 @@ import json
 import time
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any, Deque, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .fake_openai import FakeOpenAIServer, _Outcome, _Request
+from .fake_http import Outcome, Request, status_outcome
+
+# Answers one chat-completions body as the server would answer it over HTTP.
+ChatHandler = Callable[[Any], Awaitable[Outcome]]
 
 SCENARIOS = ("complete", "fail", "expire")
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
 
 class FakeBatchAPI:
-    def __init__(self, server: "FakeOpenAIServer") -> None:
-        self.server = server
+    def __init__(self, chat: ChatHandler) -> None:
+        self.chat = chat
         self.files: Dict[str, Dict[str, Any]] = {}
         self.batches: Dict[str, Dict[str, Any]] = {}
         self.scenarios: Deque[str] = collections.deque()  # one per created batch, then "complete"
@@ -60,7 +62,7 @@ class FakeBatchAPI:
 
     # ---- HTTP -------------------------------------------------------------------------
 
-    async def handle(self, request: "_Request", body: Any) -> "_Outcome":
+    async def handle(self, request: Request, body: Any) -> Outcome:
         parts = [p for p in request.path.split("/") if p][1:]  # drop "v1"
         method = request.method
         try:
@@ -86,7 +88,7 @@ class FakeBatchAPI:
 
     # ---- files --------------------------------------------------------------------------
 
-    def _upload(self, request: "_Request") -> "_Outcome":
+    def _upload(self, request: Request) -> Outcome:
         if self.upload_status is not None:
             return self._error(self.upload_status, "upload refused (scripted)")
         ctype = request.headers.get("content-type", "")
@@ -122,7 +124,7 @@ class FakeBatchAPI:
 
     # ---- batches ------------------------------------------------------------------------
 
-    async def _create(self, body: Any) -> "_Outcome":
+    async def _create(self, body: Any) -> Outcome:
         if self.create_status is not None:
             return self._error(self.create_status, "batch creation refused (scripted)")
         if not isinstance(body, dict) or not isinstance(body.get("input_file_id"), str):
@@ -141,7 +143,7 @@ class FakeBatchAPI:
         }
         return self._json(self._public(self.batches[bid]))
 
-    async def _retrieve(self, bid: str) -> "_Outcome":
+    async def _retrieve(self, bid: str) -> Outcome:
         if self.retrieve_faults:
             return self._error(self.retrieve_faults.popleft(), "poll failed (scripted)")
         b = self.batches[bid]  # KeyError: a 404, in handle()
@@ -151,7 +153,7 @@ class FakeBatchAPI:
             await self._advance(b)
         return self._json(self._public(b))
 
-    def _cancel(self, bid: str) -> "_Outcome":
+    def _cancel(self, bid: str) -> Outcome:
         b = self.batches[bid]
         if b["status"] in TERMINAL:
             return self._error(400, f"Cannot cancel a batch with status {b['status']}.")
@@ -194,7 +196,7 @@ class FakeBatchAPI:
                 results.append({"custom_id": f"line-{n + 1}", "status": 400,
                                 "body": {"error": {"message": "invalid JSON line"}}})
                 continue
-            outcome = await self.server.chat_outcome(req.get("body"))
+            outcome = await self.chat(req.get("body"))
             try:
                 body = json.loads(outcome.body) if outcome.status is not None else None
             except ValueError:
@@ -236,16 +238,13 @@ class FakeBatchAPI:
 
     # ---- replies ------------------------------------------------------------------------
 
-    def _json(self, obj: Any) -> "_Outcome":
+    def _json(self, obj: Any) -> Outcome:
         return self._out(200, json.dumps(obj).encode(), "application/json")
 
-    def _error(self, code: int, message: str) -> "_Outcome":
-        from .fake_openai import Status
-
-        return self.server._status_outcome(Status(code, message=message), "batch_api")
+    @staticmethod
+    def _error(code: int, message: str) -> Outcome:
+        return status_outcome(code, "batch_api", message)
 
     @staticmethod
-    def _out(status: int, body: bytes, ctype: str) -> "_Outcome":
-        from .fake_openai import _Outcome
-
-        return _Outcome(status, "batch_api", "route", body=body, content_type=ctype)
+    def _out(status: int, body: bytes, ctype: str) -> Outcome:
+        return Outcome(status, "batch_api", "route", body=body, content_type=ctype)
