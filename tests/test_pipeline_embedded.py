@@ -198,5 +198,5 @@ def test_pipeline_on_the_fake_server_subprocess(clone, tmp_path, fake_server_pro
     chats = [r for r in records if r["path"].endswith("/chat/completions")]
     assert all(r["status"] == 200 for r in chats)
     assert sorted({r["model"] for r in chats}) == ["gpt4-id", "mixtral-id", "target-id"]
-    # 2 generator calls + 3 rewrites + 15 moderations + 15 answers + 15 verdicts
-    assert len(chats) == 2 + 3 + 15 + 15 + 15
+    # 2 generator calls + 3 rewrites + 15 moderations + 15 answers + 15 verdicts + the judge's audit (100 rows)
+    assert len(chats) == 2 + 3 + 15 + 15 + 15 + 100
