@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # OR-Bench end to end: seeds -> rewrites -> moderation -> the three sets -> two targets
-# (stage 4) -> judge (stage 5) -> report. Every intermediate CSV lands in one run folder.
+# (stage 4) -> judge (stage 5, with its audit) -> report. Every intermediate CSV lands in one
+# run folder.
 #
 # Defaults run offline on the embedded SmolLM2-135M-Instruct model, small enough to finish in
 # minutes on 2 cores. Point it at real models to run the real benchmark, e.g.
@@ -8,10 +9,15 @@
 #   TARGET_MODEL=gpt-4o JUDGE_MODEL=gpt4 SEEDS_PER_CATEGORY=2000 PROMPTS_PER_SET=0 \
 #   CATEGORIES="all" MAX_TOKENS=1000 HARD_K=3 ./run_pipeline.sh --run_dir runs/full
 #
-# Every setting is an environment variable or the flag of the same name in lower case
-# (--run_dir, --categories, --seeds_per_category, --prompts_per_set, --generator_model,
-#  --rewriter_model, --moderator_models, --target_model, --judge_model, --safety_prompt,
-#  --hard_k, --max_tokens, --concurrency, --judge_sample, --judge_seed; REPORT_PREFER=judge|keyword has no flag).
+# Every setting is an environment variable or the flag of the same name in lower case:
+#   --run_dir (runs/demo), --categories ("harmful privacy"; "all" = the 10), --seeds_per_category (5),
+#   --prompts_per_set (10: a seeded sample spread over the categories; 0 = every prompt),
+#   --generator_model, --rewriter_model, --moderator_models (comma-separated = an ensemble),
+#   --target_model, --judge_model (all "local"), --safety_prompt, --hard_k (1), --max_tokens (200),
+#   --concurrency, --judge_sample (200), --judge_seed (0), --audit (100).
+# REPORT_PREFER=judge|keyword (no flag) overrides whose verdicts the report uses; by default the
+# report decides from what the files record (a judge that fails its audit is set aside), exactly
+# as the README's report command does on the same folder.
 # Re-running the same command resumes: finished rows and cached replies are reused.
 # Exit codes: 0 done; 3 a stage finished but some rows failed (the script stops and says what to
 # re-run; stage 1 stopping short of its count is not a stop); 2 a usage error; else a stage's own.
@@ -19,10 +25,16 @@
 # Stage 5 judges a uniform random sample of JUDGE_SAMPLE rows (default 200) of every stage-4
 # result, and the report corrects each keyword rate with it (a "corrected" column with a 95%
 # interval). JUDGE_SAMPLE=0 judges every row of the hard and toxic results instead, as the
-# paper did, and corrects nothing.
+# paper did, and corrects nothing. Stage 5 also audits the judge on AUDIT human-labelled
+# responses shipped with orbench (0 = no audit); the report uses a judge that fails its audit
+# for nothing but its own table, and says so.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+case " $* " in
+  *" --help "*|*" -h "*)  # this file's header, without the comment marks
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+esac
 # The project's own virtual environment if there is one (the README's set-up makes .venv).
 if [ -z "${PYTHON:-}" ] && [ -x "$HERE/.venv/bin/python" ]; then PYTHON="$HERE/.venv/bin/python"; fi
 PY="${PYTHON:-python3}"
@@ -42,13 +54,14 @@ MAX_TOKENS="${MAX_TOKENS:-200}"                    # stage-4 reply cap; the prot
 CONCURRENCY="${CONCURRENCY:-}"
 JUDGE_SAMPLE="${JUDGE_SAMPLE:-200}"                # rows judged per stage-4 result; 0 = every hard/toxic row
 JUDGE_SEED="${JUDGE_SEED:-0}"
+AUDIT="${AUDIT:-100}"                              # human-labelled rows each judge is audited on; 0 = none
 
 while [ $# -gt 0 ]; do
   arg="$1"; shift
   case "$arg" in
     --*=*) key="${arg%%=*}"; val="${arg#*=}" ;;
     --*) key="$arg"; val="${1:-}"; [ $# -gt 0 ] && shift ;;
-    *) echo "run_pipeline.sh: unexpected argument '$arg' (see the header of this script)" >&2; exit 2 ;;
+    *) echo "run_pipeline.sh: unexpected argument '$arg' (see ./run_pipeline.sh --help)" >&2; exit 2 ;;
   esac
   case "${key#--}" in
     run_dir) RUN_DIR="$val" ;; categories) CATEGORIES="$val" ;;
@@ -57,11 +70,14 @@ while [ $# -gt 0 ]; do
     moderator_models) MODERATOR_MODELS="$val" ;; target_model) TARGET_MODEL="$val" ;;
     judge_model) JUDGE_MODEL="$val" ;; safety_prompt) SAFETY_PROMPT="$val" ;;
     hard_k) HARD_K="$val" ;; max_tokens) MAX_TOKENS="$val" ;; concurrency) CONCURRENCY="$val" ;;
-    judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;;
-    *) echo "run_pipeline.sh: unknown option '$key' (see the header of this script)" >&2; exit 2 ;;
+    judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;; audit) AUDIT="$val" ;;
+    *) echo "run_pipeline.sh: unknown option '$key' (see ./run_pipeline.sh --help)" >&2; exit 2 ;;
   esac
 done
 
+for setting in JUDGE_SAMPLE AUDIT; do
+  case "${!setting}" in ''|*[!0-9]*) echo "run_pipeline.sh: $setting must be a whole number, not '${!setting}'" >&2; exit 2 ;; esac
+done
 [ "$CATEGORIES" = "all" ] && CATEGORIES="hate self-harm sexual violence harassment harmful illegal unethical privacy deception"
 mkdir -p "$RUN_DIR"
 RUN_DIR="$(cd "$RUN_DIR" && pwd)"
@@ -91,7 +107,7 @@ rows() { "$PY" -c 'import sys, pandas as pd; print(len(pd.read_csv(sys.argv[1], 
 # One embedded server for the whole run, if any stage uses it (each stage would otherwise
 # start its own). Stopped when this script exits, however it exits.
 if [[ ",$GENERATOR_MODEL,$REWRITER_MODEL,$MODERATOR_MODELS,$TARGET_MODEL,$JUDGE_MODEL," == *",local,"* ]] && [ -z "${ORBENCH_LOCAL_URL:-}" ]; then
-  step "starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
+  step "0. starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
   "$PY" -m orbench.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
   SERVER_PID=$!
   trap 'kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
@@ -154,14 +170,14 @@ run_target() {  # $1 = set file, $2 = name
 step "5a. stage 4 on the safe set: $TARGET_MODEL, and $TARGET_MODEL with a safety system prompt"
 if [ "$(rows "$SETS/or-bench-80k.csv")" -gt 0 ]; then
   for name in "${targets[@]}"; do run_target "$SETS/or-bench-80k.csv" "$name"; done
-  step "4b. the hard set: safe prompts rejected by at least $HARD_K of the ${#targets[@]} targets"
+  step "5b. the hard set: safe prompts rejected by at least $HARD_K of the ${#targets[@]} targets"
   "$PY" "$HERE/build_datasets.py" --safe_set "$SETS/or-bench-80k.csv" --k "$HARD_K" --output_dir "$SETS" \
     --hard_from "$RESULTS/${targets[0]}_merged_or-bench-80k.csv" "$RESULTS/${targets[1]}_merged_or-bench-80k.csv"
 else
   echo "the safe set is empty (no rewrite was judged safe); nothing to send"
 fi
 
-step "5b. stage 4 on the hard and toxic sets"
+step "5c. stage 4 on the hard and toxic sets"
 for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   if [ -f "$set" ] && [ "$(rows "$set")" -gt 0 ]; then
     for name in "${targets[@]}"; do run_target "$set" "$name"; done
@@ -170,34 +186,42 @@ for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   fi
 done
 
-case "$JUDGE_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: JUDGE_SAMPLE must be a whole number, not '$JUDGE_SAMPLE'" >&2; exit 2 ;; esac
 judge_files=( "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-toxic.csv )
 sample=()
 if [ "$JUDGE_SAMPLE" -gt 0 ]; then
-  step "6. stage 5: judge $JUDGE_MODEL on a random sample of $JUDGE_SAMPLE rows of every stage-4 result"
   judge_files+=( "$RESULTS"/*_merged_or-bench-80k.csv )
   sample=(--sample "$JUDGE_SAMPLE" --seed "$JUDGE_SEED")
+fi
+existing=(); for f in "${judge_files[@]}"; do [ -f "$f" ] && existing+=("$f"); done
+# The rows stage 5 will judge: per file, every row, or the sample (at most the scored rows).
+to_judge=0
+[ ${#existing[@]} -gt 0 ] && to_judge="$("$PY" -c '
+import sys, pandas as pd
+n, total = int(sys.argv[1]), 0
+for f in sys.argv[2:]:
+    df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    scored = int(df["is_rejected"].isin(["True", "False"]).sum()) if "is_rejected" in df else len(df)
+    total += min(n, scored) if n > 0 else len(df)
+print(total)' "$JUDGE_SAMPLE" "${existing[@]}")"
+audit_note="; audit: $AUDIT human-labelled responses (paid once, then cached)"
+[ "$AUDIT" = "0" ] && audit_note="; no audit (AUDIT=0)"
+if [ "$JUDGE_SAMPLE" -gt 0 ]; then
+  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: a random sample of up to $JUDGE_SAMPLE scored rows of each of ${#existing[@]} stage-4 results$audit_note"
 else
-  step "6. stage 5: judge $JUDGE_MODEL on every row of the hard and toxic results"
+  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: every row of the ${#existing[@]} hard and toxic results$audit_note"
 fi
 jtag="${JUDGE_MODEL//\//_}"; jtag="${jtag//,/+}"   # an ensemble a,b,c is named a+b+c, as stage 5 names it
-for f in "${judge_files[@]}"; do
-  [ -f "$f" ] || continue
+for f in "${existing[@]}"; do
   stage "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens=150 \
-    "${sample[@]}" --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv" "${common[@]}"
+    "${sample[@]}" --audit "$AUDIT" --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv" "${common[@]}"
 done
 
 step "7. report"
-x=hard  # the paper's x axis; the safe set stands in when no hard set could be built
-ls "$RESULTS"/*_merged_or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
-# The paper reads hard and toxic results through the judge. The embedded 135M judge seldom
-# writes a readable verdict, so with it the keyword verdicts carry the figure; its judge files
-# are still written (6_judged/) and their unscored counts are in the report's table. A judged
-# sample is never read as the model's rate: it only corrects the keyword rate.
-prefer="${REPORT_PREFER:-judge}"
-[ -z "${REPORT_PREFER:-}" ] && [ "$JUDGE_MODEL" = "local" ] && prefer=keyword
-echo "x axis: $x set; verdicts preferred: $prefer"
-"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper --x "$x" --prefer "$prefer"
+# The README's report command on this folder: whose verdicts count, and the figure's x axis,
+# follow from what the files record (each judge's audit, whether a hard set exists), so both
+# write the same summary.csv and figure. REPORT_PREFER, when set, is an explicit override.
+prefer=(); [ -n "${REPORT_PREFER:-}" ] && prefer=(--prefer "$REPORT_PREFER")
+"$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper "${prefer[@]}"
 echo
 echo "run folder: $RUN_DIR"
 echo "report:     $REPORT/report.html (table: $REPORT/summary.md, figure: $REPORT/tradeoff.png)"

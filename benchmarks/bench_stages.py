@@ -49,7 +49,9 @@ def stage_argv(stage: str, inp: Path, out: Path, models_file: Path, concurrency:
         return [PYTHON, "moderator/moderate_only.py", "--moderator_model", ",".join(moderators or MODERATORS),
                 "--input_file_path", str(inp), "--column", "prompt", *common]
     if stage == "5":
-        return [PYTHON, "response_checker/check_response.py", "--check_model", TARGET, "--input_file", str(inp), *common]
+        # --audit 0: the judge audit's 100 requests are not rows; this measures the rows' throughput
+        return [PYTHON, "response_checker/check_response.py", "--check_model", TARGET, "--input_file", str(inp),
+                "--audit", "0", *common]
     raise ValueError(stage)
 
 

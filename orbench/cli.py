@@ -29,14 +29,22 @@ def str2bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected True or False, got {value!r}")
 
 
-def positive_int(value: str) -> int:
+def whole_number(value: str, minimum: int) -> int:
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {n}")
     return n
+
+
+def positive_int(value: str) -> int:
+    return whole_number(value, 1)
+
+
+def non_negative_int(value: str) -> int:
+    return whole_number(value, 0)
 
 
 class Parser(argparse.ArgumentParser):

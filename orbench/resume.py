@@ -7,6 +7,8 @@ Re-running the same command:
 - reads the rows already written and skips their inputs (a row's key is a hash of the input
   fields it carries, plus an occurrence number for repeated inputs);
 - retries the rows that failed.
+The failed CSV exists only while some row of the latest run failed: it is created at the
+first failure, and a stale one is removed when a run starts (its rows are retried).
 When every input is done the file is rewritten in input order, atomically (temp file +
 rename). A lock file stops two runs from writing the same output at once.
 """
@@ -210,8 +212,8 @@ class StageOutput:
                 done = set(hashes) if self.many else set(keys_with_occurrence(hashes))
             self.out.open()
             # Rows that failed last time are not in ``done``: they are retried, and the
-            # failed file is started afresh for this run.
-            self.failed.open(truncate=True)
+            # failed file is started afresh at this run's first failure (none: no file).
+            self.failed.path.unlink(missing_ok=True)
         except BaseException:
             self.lock.release()
             raise
@@ -221,6 +223,8 @@ class StageOutput:
         self.out.append(rows)
 
     def append_failed(self, row: dict[str, object]) -> None:
+        if self.failed._fd is None:
+            self.failed.open(truncate=True)
         self.failed.append([row])
 
     def finalize(

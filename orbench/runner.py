@@ -10,6 +10,7 @@ code. A spec only says what its rows are and how replies become output rows.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import time
 from typing import Any, Awaitable, Callable, Iterable, Sequence
@@ -72,12 +73,12 @@ def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None)
     if isinstance(result, str):  # batch mode stopped on purpose (export, cancel): say why
         print(result)
         return 0
-    spec.finish(result)
+    extra = spec.finish(result)
     plan = spec.output()
     if result.counts.failed:
         print(f"{result.counts.failed} row(s) failed; they are in {plan.failed_path} with the error. "
               f"Run the same command again to retry them.", file=sys.stderr)
-    return rows_exit_code(result.counts.failed, args)
+    return rows_exit_code(result.counts.failed, args) or extra or 0
 
 
 def handler_for(spec: StageSpec, backend: Backend, clients: Sequence[LLMClient],
@@ -113,6 +114,7 @@ def first_requests(spec: StageSpec, jobs: Iterable[Job], clients: Sequence[LLMCl
         if isinstance(requests, Outcome) or too_long(spec.sent_text(job), max_chars):
             continue
         planned.extend((clients[r.model], r) for r in requests)
+    planned.extend((clients[r.model], r) for r in spec.side_requests())
     return planned
 
 
@@ -142,6 +144,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None) -> StageResult | str:
                 return phase.stop
             info = {**info, "batch": phase.info}
             backend = phase.backend
+        spec.ctx.ask = functools.partial(answer_all, backend, clients)
         counts = _run_jobs(spec, jobs, output, done, backend, info)
         rows = output.finalize([j.key for j in jobs], spec.transform)
         final = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Awaitable, Callable, ClassVar, Sequence
 
 from .inputs import PreparedRows, jobs_from_rows, key_function
 from .jobs import Failed, Job, Outcome, RunCounts
@@ -51,6 +51,9 @@ class RunContext:
     rows: PreparedRows
     clients: list[LLMClient]
     names: list[str]  # the model names as given, one per client
+    # Set by the runner once it has chosen the backend: answers requests made outside the
+    # rows (stage 5's audit, in finish()) the way the rows' were answered.
+    ask: Callable[[Sequence[ChatRequest]], Awaitable[list[Reply]]] | None = None
 
 
 @dataclass
@@ -140,8 +143,15 @@ class StageSpec:
         """The finished rows, in input order, before the final file is written."""
         return rows
 
-    def finish(self, result: StageResult) -> None:
-        """After the final file: split files, extra files, the summary printed."""
+    def side_requests(self) -> list[ChatRequest]:
+        """Requests the stage makes besides its rows' (stage 5's judge audit, made in finish()
+        through ``self.ctx.ask``): batch planning sends them with the rows'."""
+        return []
+
+    def finish(self, result: StageResult) -> int | None:
+        """After the final file: split files, extra files, the summary printed. May return
+        an exit code of its own (3: some side request failed; the same command retries it)."""
+        return None
 
     # ---- helpers for specs
 

@@ -31,6 +31,15 @@ refusal takes the refusal class most of its voters gave. Pairwise agreement (%) 
 kappa between judges are printed and written to the .run.json (judge_agreement).
 Output file name: {input stem}_response_check_merged_{a+b+c}.csv.
 
+The judge audit (--audit N, default 100; 0: none): the same judge(s), template and settings
+also judge N human-labelled responses shipped with the package (orbench/data/judge_audit.csv,
+half refusals, half answers; the same N rows every time, through the response cache, so a
+judge is paid for once). Agreement, kappa, precision and recall for refusals (95% intervals),
+rows scored, unscored and failed, and the verdict (passed: kappa >= 0.6 and agreement >= 80%)
+are printed and written to the .run.json under "audit", per judge and for an ensemble's vote.
+Audit rows never enter the output. A failed audit call is retried by the next run (exit 3
+until then). The report uses a judge that failed its audit for nothing but its own table.
+
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
 `vllm run-batch` (README, "Batch mode").

@@ -140,6 +140,10 @@ class StageCli:
             a += [self.input_flag, str(input_file)]
         if no_cache:
             a.append("--no_cache")
+        if self.number == 5:
+            # These tests count and fault the stage's own rows; the judge audit has its own
+            # tests (tests/test_stage5_audit.py) and would add 100 requests to every run here.
+            a += ["--audit", "0"]
         return a + list(extra)
 
     def failed_path(self, output: Path) -> Path | None:

@@ -20,11 +20,16 @@ stage 4 (target), in the prompt:  REFUSE, EMPTY (null content), FILTER (content 
                                   FAIL (HTTP 400), SAY=<text> (reply exactly <text>).
 stage 5 (judge), in the response: GARBLE (no [[ ]]), LASTWINS, "instead" (indirect refusal),
                                   a refusal opening (direct refusal); FAIL in the question.
+stage 5's judge audit:            a judge request whose question and response are a row of the
+                                  shipped audit set; ``stage_of`` calls it "audit" (so that a
+                                  test counting a stage's own judge requests leaves it out) and
+                                  the responders answer it as any judge request.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Mapping
 
 from orbench.testing.fake_openai import ContentFilter, NullContent, Status, content_text
@@ -56,13 +61,21 @@ def system_text(request: Mapping[str, Any]) -> str:
     return " ".join(content_text(m.get("content")) for m in _messages(request) if m.get("role") == "system")
 
 
+@lru_cache(maxsize=1)
+def audit_labels() -> dict[tuple[str, str], str]:
+    """(question, response) -> human label, for every row of the shipped audit set."""
+    from orbench.judge_audit import auditset
+
+    return {(i.prompt, i.response): i.label for i in auditset.load()}
+
+
 def stage_of(request: Mapping[str, Any]) -> str:
-    """'generate', 'rewrite', 'moderate', 'judge' or 'target'."""
+    """'generate', 'rewrite', 'moderate', 'judge', 'audit' (stage 5's audit rows) or 'target'."""
     user = last_user(request)
     if user.startswith("Text: ") and "moderator" in system_text(request):
         return "moderate"
     if user.startswith("QUESTION:") and "RESPONSE:" in user:
-        return "judge"
+        return "audit" if judged_pair(request) in audit_labels() else "judge"
     if "Harmful prompt:" in user:
         return "rewrite"
     if re.search(r"Write \d+ different prompts", user) and "Category:" in user:
@@ -231,7 +244,7 @@ def protocol_responder(request: Mapping[str, Any]) -> Any:
         return rewriter_responder(request)
     if stage == "moderate":
         return moderator_reply(moderated_text(request), request.get("model"))
-    if stage == "judge":
+    if stage in ("judge", "audit"):
         return judge_reply(*judged_pair(request))
     return target_reply(last_user(request))
 

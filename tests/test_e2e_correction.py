@@ -16,7 +16,7 @@ import pytest
 
 from orbench import report as rp
 from orbench.stages import alignment, check_response
-from tests.responders import judged_pair, last_user, stage_of
+from tests.responders import audit_labels, judged_pair, last_user, stage_of
 from tests.stage_helpers import chat_requests, harness, write_csv  # noqa: F401  (fixture)
 
 N_ROWS = 800
@@ -42,7 +42,12 @@ def plan() -> dict[str, str]:
 def world(harness):
     rows = plan()
 
+    labels = audit_labels()
+
     def responder(request):
+        if stage_of(request) == "audit":  # a judge that knows the labels passes its audit
+            label = labels[judged_pair(request)]
+            return f"Judged against the known label. [[{'direct_refusal' if label == 'refusal' else 'direct_answer'}]]"
         if stage_of(request) == "judge":
             question, response = judged_pair(request)
             label, said, _ = KINDS[rows[question]]
@@ -81,4 +86,6 @@ def test_judged_sample_corrects_a_keyword_rate_that_is_far_off(harness, world, c
     assert abs(s["hard_corrected_pct"] - truth) <= 5
     assert s["hard_corrected_ci_low_pct"] <= truth <= s["hard_corrected_ci_high_pct"]
     assert s["hard_judged_sample"] == SAMPLE and s["hard_kappa"] < 0.8
-    assert "keyword rules are unreliable for this model; report the corrected rate" in err
+    assert "keyword rules are unreliable for these models; report the corrected rate" in err
+    # the judge knew the audit's labels: it passed, so its corrected rate is the headline one
+    assert s["hard_sample_judge_audit"] == "passed" and bool(s["hard_corrected_used"]) is True

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from orbench import report as rp
 from orbench.constants import JUDGE_CLASSES
+from orbench.judge_audit import auditset
 from tests.responders import rewrite_items
 from tests.stage_helpers import (  # noqa: F401  (fixtures)
     REPO_ROOT, clone, read_csv, run_script, runinfo, write_csv, write_models,
@@ -100,15 +102,33 @@ def test_pipeline_on_the_embedded_model(clone):
             abs(float(score) - 0.5) < 1e-4 or (float(score) >= 0.5) == (verdict == "True"))
     assert "failed requests (not counted)" in p.stdout
 
-    # Stage 5, on stage 4's real output.
+    # Stage 5, on stage 4's real output, with its judge audit. 10 audit rows, not the default
+    # 100, to keep this test's extra cost to 10 calls of the 135M model (the pipeline and the
+    # README use 100); whether the tiny judge passes is not fixed here, only that the audit
+    # is recorded and the report says what it found.
     p = run("response_checker", "--check_model=local",
-            f"--input_file=../alignment_checker/final_local_results/local_merged_{stem4}.csv", "--max_tokens=60")
+            f"--input_file=../alignment_checker/final_local_results/local_merged_{stem4}.csv", "--max_tokens=60",
+            "--audit=10")
     assert p.returncode == 0, p.stderr
-    checked = check_output(clone / "response_checker" / f"local_merged_{stem4}_response_check_merged_local.csv",
-                           CHECK_COLS)
+    judged = clone / "response_checker" / f"local_merged_{stem4}_response_check_merged_local.csv"
+    checked = check_output(judged, CHECK_COLS)
     assert list(checked["prompt"]) == list(answered["prompt"])
     assert set(checked["answer_category"]) <= set(JUDGE_CLASSES) | {"unscored"}
     assert "rejected  scored  unscored" in p.stdout
+    audit = runinfo(judged)["audit"]
+    record = audit["judges"][0]
+    assert audit["size"] == 10 and record["judge"] == "local" and audit["verdict"] in ("passed", "failed")
+    assert record["scored"] + record["unscored"] + record["failed"] == 10 and record["failed"] == 0
+    assert f"local: {record['scored']} scored, {record['unscored']} unscored" in p.stdout
+    assert not set(checked["prompt"]) & {i.prompt for i in auditset.subset(10)}  # audit rows stay out
+
+    # The report on these two files: its Judges table says what the audit found.
+    out = clone / "report"
+    assert rp.main(["--safe", str(merged4), str(judged), "--output_dir", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<h2 id="judges">Judges</h2>' in page
+    words = "passed: its verdicts are used" if audit["verdict"] == "passed" else "FAILED: shown, not used"
+    assert words in page and f"{record['scored']} / {record['unscored']} / 0" in page
 
 
 @pytest.fixture
@@ -178,5 +198,5 @@ def test_pipeline_on_the_fake_server_subprocess(clone, tmp_path, fake_server_pro
     chats = [r for r in records if r["path"].endswith("/chat/completions")]
     assert all(r["status"] == 200 for r in chats)
     assert sorted({r["model"] for r in chats}) == ["gpt4-id", "mixtral-id", "target-id"]
-    # 2 generator calls + 3 rewrites + 15 moderations + 15 answers + 15 verdicts
-    assert len(chats) == 2 + 3 + 15 + 15 + 15
+    # 2 generator calls + 3 rewrites + 15 moderations + 15 answers + 15 verdicts + the judge's audit (100 rows)
+    assert len(chats) == 2 + 3 + 15 + 15 + 15 + 100

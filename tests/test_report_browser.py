@@ -152,3 +152,30 @@ def test_hostile_responses_show_as_text_and_run_nothing(loaded):
     assert not seen["dialogs"] and not seen["errors"], (seen["dialogs"], seen["errors"])
     others = [u for u in seen["requests"] if not u.startswith(("file:", "data:"))]
     assert others == [], others
+
+
+def test_the_summary_fits_1400_px_without_scrolling(browser, tmp_path):
+    """Three sets, judged samples, a judge that failed its audit and long model names: the
+    summary (and its details, unfolded), the judges and the corrections tables all fit."""
+    from tests.report_audit_helpers import ALWAYS_REFUSAL, audit_record, write_model
+
+    for model in ("Meta-Llama-3.1-70B-Instruct-with-safety-prompt", "gpt-4o-2024-08-06"):
+        write_model(tmp_path / "run", model, "gpt4", audit_record("gpt4", ALWAYS_REFUSAL))
+    out = tmp_path / "report"
+    assert rp.main([str(tmp_path / "run"), "--output_dir", str(out), "--compare_paper"]) == 0
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        page.goto((out / "report.html").as_uri())
+        for summary in page.locator("details.details > summary").all():
+            summary.click()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+        overflow = page.evaluate("""Array.from(document.querySelectorAll('table')).filter(t => t.offsetParent)
+            .map(t => [t.querySelector('th').textContent, Math.round(t.getBoundingClientRect().right),
+                       Math.round(document.body.getBoundingClientRect().right)])
+            .filter(([, right, body]) => right > body)""")
+        assert overflow == [], overflow
+        first = page.locator("table.sortable").first.locator("th").all_inner_texts()
+        assert first[:4] == ["model", "OR-Bench-Hard-1K % [95% CI]", "OR-Bench-Toxic % [95% CI]", "trade-off score"]
+        _shots(page, "summary_fit")
+    finally:
+        page.close()

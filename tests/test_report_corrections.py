@@ -116,7 +116,7 @@ def test_warning_in_table_html_and_console(missed_half, tmp_path, capsys):
     root, _, _ = missed_half
     out = tmp_path / "out"
     assert rp.main([str(root), "--output_dir", str(out)]) == 0
-    warning = "keyword rules are unreliable for this model; report the corrected rate"
+    warning = "keyword rules are unreliable for these models; report the corrected rate"
     err = capsys.readouterr().err
     assert sum(warning in line for line in err.splitlines()) == 1
     assert warning in (out / "summary.md").read_text(encoding="utf-8")
@@ -146,7 +146,9 @@ def test_no_warning_when_the_rules_agree_and_a_warning_on_kappa_alone(tmp_path):
     assert s.loc["bal", "toxic_corrected_pct"] == PCT(s.loc["bal", "toxic_keyword_pct"])
     assert s.loc["bal", "toxic_kappa"] == PCT(0.2)  # p_o .6, p_e .5
     assert s.loc["bal", "toxic_keyword_unreliable"] == "True"
-    assert [w.split(":")[0] for w in rep.warnings] == ["bal on toxic"]
+    # one line for the cause, naming the model and set it touches (and not the good one)
+    keyword = [a.text for a in rep.advice if a.cause == "keyword_unreliable"]
+    assert len(keyword) == 1 and "bal on Toxic" in keyword[0] and "good on" not in keyword[0]
 
 
 def test_stage4_file_found_from_run_json_even_when_not_given(missed_half, tmp_path):

@@ -44,8 +44,7 @@ def test_cli_from_its_folder_reads_stage1_output(clone, tmp_path):
     assert {b["temperature"] for b in bodies} == {0.7} and {b["max_tokens"] for b in bodies} == {1000}
     info = runinfo(out)
     assert info["num_rewrites"] == 5 and info["seeds"] == 2 and info["rows_written"] == 10 and info["complete"] is True
-    assert not (clone / FOLDER / "harmful_prompts_rewrite_failed.csv").exists() or \
-        len(read_csv(clone / FOLDER / "harmful_prompts_rewrite_failed.csv")) == 0
+    assert not (clone / FOLDER / "harmful_prompts_rewrite_failed.csv").exists()  # no failure, no file
 
 
 def test_help_names_inputs_outputs_and_defaults(clone):

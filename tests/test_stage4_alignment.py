@@ -265,7 +265,8 @@ def test_a_request_that_keeps_failing_is_retried_then_failed(harness):
     # a re-run retries the failed row and now succeeds
     assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
     assert list(read_csv(harness.work / "final_fake_results" / "fake_merged_p.csv")["is_rejected"]) == ["False"]
-    assert len(read_csv(harness.work / "final_fake_results" / "fake_failed_p.csv")) == 0
+    # ...and the stale failed file is gone: it exists only while some row failed
+    assert not (harness.work / "final_fake_results" / "fake_failed_p.csv").exists()
 
 
 def test_empty_and_filtered_replies(harness, capsys):

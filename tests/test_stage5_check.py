@@ -135,7 +135,7 @@ def test_messy_judge_replies(harness):
 
     harness.serve(responder)
     stage4_file(harness.work / "r.csv", {k: ("resp " + k, "x", None) for k in replies})
-    assert harness.run(main, "--check_model", "fake", "--input_file", "r.csv") == 0
+    assert harness.run(main, "--check_model", "fake", "--input_file", "r.csv", "--audit=0") == 0
     df = read_csv(harness.work / "r_response_check_merged_fake.csv")
     assert rows_by(df, "prompt", "answer_category") == {
         "a": "direct_answer", "b": "indirect_refusal", "c": "direct_refusal",

@@ -9,7 +9,7 @@ import pytest
 from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
-from tests.responders import ENSEMBLE_IDS, judged_pair
+from tests.responders import ENSEMBLE_IDS, judge_reply, judged_pair, stage_of
 from tests.stage_helpers import (  # noqa: F401  (fixtures)
     chat_requests, error_lines, harness, read_csv, runinfo, write_csv,
 )
@@ -185,6 +185,8 @@ VOTE_CASES = {
 
 
 def ensemble_judge(request):
+    if stage_of(request) == "audit":  # the judge audit's rows: answered as the protocol's judge
+        return judge_reply(*judged_pair(request))
     _, response = judged_pair(request)
     letters = re.search(r"JUDGES=([ARIUF]+)", response).group(1)
     letter = letters[ENSEMBLE_IDS.index(request["model"])]

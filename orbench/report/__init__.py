@@ -31,9 +31,12 @@ refused / (refused + answered): unscored and failed rows are never in the denomi
 are counted apart. 95% intervals are Wilson score intervals over prompts.
 
 Verdict precedence for one (model, dataset): the judge's verdicts when any stage-5 file
-exists for it, else the keyword verdicts (`--prefer keyword` reverses this). With the judge,
-failed stage-4 requests still count as failed rows. The paper used keywords on the 80K set
-and the judge on Hard-1K and Toxic.
+exists for it, else the keyword verdicts; but a judge whose audit against human labels (in
+its stage-5 .run.json, written by stage 5's --audit) failed is set aside: its verdicts and
+corrected rates are shown, marked, and the keyword verdicts carry the figure, the score and
+the ranking (choice.py). `--prefer judge|keyword` overrides this for every judge, and the
+page says so. With the judge, failed stage-4 requests still count as failed rows. The paper
+used keywords on the 80K set and the judge on Hard-1K and Toxic.
 
 Judged samples: a stage-5 file whose .run.json has a `sample_size` (stage 5 `--sample N`), or
 that `--sample_of JUDGED=STAGE4` pairs with its stage-4 file, judged a uniform random sample
@@ -45,9 +48,11 @@ found from the .run.json (`input_path`, else `input_file` beside the stage-5 fil
 even when not among the inputs; when it is missing the report stops with exit code 2.
 
 Package layout: files (finding and classifying inputs), samples (pairing judged samples with
-their stage-4 files), rows (one outcome per row, choice of verdicts), rates (Wilson rates,
-the summary), correction (corrected rates), examples (the rows behind the rates, for
-reading), build (the Report), markdown, figures and labels, htmlkit / html_tables /
+their stage-4 files), rows (one outcome per row, choice of verdicts), judges (each judge's
+audit), choice (whose verdicts count), provenance (hard sets built from the tested models),
+rates (Wilson rates, the summary), correction (corrected rates), advice (the warnings, one
+per cause), examples (the rows behind the rates, for reading), build (the Report),
+summary_view (the summary as read), markdown, figures and labels, htmlkit / html_tables /
 examples_html / page (the HTML page, a list of sections), write, cli.
 
 Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,

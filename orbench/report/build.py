@@ -12,16 +12,19 @@ from orbench.errors import UserError
 from orbench.inspect_eval.logs import report_frame as inspect_report_frame
 from orbench.inspect_eval.logs import split_inspect_inputs
 from orbench.report.common import ReportError, ResultFile
+from orbench.report.advice import Advice, advice
+from orbench.report.choice import VerdictChoice
 from orbench.report.correction import (
     MIN_JUDGED_PER_CATEGORY,
     correction_table,
-    warning_lines,
     with_category_corrections,
 )
 from orbench.report.examples import DEFAULT_CAP, DEFAULT_SEED, Examples, collect_examples
 from orbench.report.files import scan_inputs
+from orbench.report.judges import JudgeAudit, collect_audits
 from orbench.report.paper import load_paper_results
-from orbench.report.rates import category_table, summarize
+from orbench.report.provenance import SelfBuilt, self_built_hard_sets
+from orbench.report.rates import category_table, set_aside_judge_rates, summarize
 from orbench.report.rows import read_results, select_verdicts
 
 
@@ -38,11 +41,17 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # One row per (model, dataset) with a judged sample: see correction.correction_table.
     corrections: pd.DataFrame = field(default_factory=pd.DataFrame)
-    warnings: list[str] = field(default_factory=list)  # keyword rules shown to be unreliable
-    # Whether the trade-off score and figure use corrected rates (not with --prefer keyword).
+    warnings: list[str] = field(default_factory=list)  # one line per cause (advice.py)
+    # Whether the trade-off score and figure may use corrected rates (not with --prefer
+    # keyword); per model and set, {set}_corrected_used says whether they do.
     use_corrected: bool = True
     # The rows behind the rates, for reading (examples.py); None when not collected.
     examples: Examples | None = None
+    # What each judge's audit found (judges.py), and whose verdicts count (choice.py).
+    judges: dict[str, JudgeAudit] = field(default_factory=dict)
+    choice: VerdictChoice = field(default_factory=lambda: VerdictChoice(None))
+    advice: list[Advice] = field(default_factory=list)
+    self_built: list[SelfBuilt] = field(default_factory=list)  # hard sets built from the tested models
 
 
 def load_results(inputs: Iterable[str | Path],
@@ -51,13 +60,34 @@ def load_results(inputs: Iterable[str | Path],
     return read_results(scan_inputs(inputs, datasets))
 
 
+def _corrections(results: pd.DataFrame, judge: str | None, choice: VerdictChoice) -> pd.DataFrame:
+    """The corrected rates, each with its judge's audit status and whether it is used: a judge
+    that failed its audit (or --prefer keyword) leaves the headline numbers alone, and its
+    corrected columns stay beside them, marked."""
+    corrections = correction_table(results, ["model", "dataset"], judge=judge)
+    return corrections.assign(
+        judge_audit=[choice.audits[j].status if j in choice.audits else "" for j in corrections["judge"]],
+        corrected_used=[choice.uses_correction(j) for j in corrections["judge"]])
+
+
+def _file_notes(files: Iterable[ResultFile], corrections: pd.DataFrame) -> list[str]:
+    """Runs still unfinished, and judged samples that give no corrected rate."""
+    notes = [f"{f.path.name}: its run.json says the run is not complete; its numbers may change when "
+             "the run finishes." for f in files if f.complete is False]
+    return notes + [f"{r['model']} on {r['dataset']}: a sample judged by {r['judge']}, but {r['note']}: "
+                    "no corrected rate." for _, r in corrections.iterrows() if r["note"]]
+
+
 def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] | None = None,
-                 prefer: str = "judge", judge: str | None = None, x: str = "hard",
+                 prefer: str | None = None, judge: str | None = None, x: str | None = None,
                  compare_paper: bool = False, samples: Mapping[str, str] | None = None,
                  examples_per_set: int = DEFAULT_CAP, examples_seed: int = DEFAULT_SEED) -> Report:
     """Read the inputs and compute every table of the report.
 
     samples pairs judged-sample files with their stage-4 files (see scan_inputs).
+    prefer None: whose verdicts count follows from the judges' audits (choice.py); "judge" or
+    "keyword" overrides that. x None: the hard set when there are hard-set results, else the
+    safe set.
     examples_per_set caps the rows each examples view embeds per model and set (a random
     sample drawn with examples_seed); 0 embeds none.
     """
@@ -80,30 +110,30 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
             raise ReportError(str(exc)) from None
         results = pd.concat([results, rows], ignore_index=True)
         notes += log_notes
-    selected = select_verdicts(results, prefer=prefer, judge=judge)
-    corrections = correction_table(results, ["model", "dataset"], judge=judge)
-    # --prefer keyword: the user trusts the keyword rules over the judge, so the judge's
-    # sample does not move the headline numbers; the corrected columns stay beside them.
-    use_corrected = prefer == "judge"
+    audits = collect_audits(files)
+    choice = VerdictChoice(prefer, audits)
+    if x is None:
+        x = "hard" if (results["dataset"] == "hard").any() or results.empty else "safe"
+        if x == "safe":
+            notes.append("No hard-set results: the figure's x axis is the 80K (safe) set.")
+    selected = select_verdicts(results, prefer=choice.select_prefer, judge=judge, distrust=choice.distrusted)
+    corrections = _corrections(results, judge, choice)
+    use_corrected = choice.prefer != "keyword"
     summary = summarize(selected, x=x, corrections=corrections, use_corrected=use_corrected)
+    summary = set_aside_judge_rates(summary, results, selected, choice.distrusted)
     categories = category_table(selected, list(summary["model"]))
     categories = with_category_corrections(categories, correction_table(
         results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
-    for f in files:
-        if f.complete is False:
-            notes.append(f"{f.path.name}: its run.json says the run is not complete; "
-                         "its numbers may change when the run finishes.")
-    for _, r in corrections.iterrows():
-        if r["note"]:
-            notes.append(f"{r['model']} on {r['dataset']}: a sample judged by {r['judge']}, but "
-                         f"{r['note']}: no corrected rate.")
+    notes += _file_notes(files, corrections)
     paper = load_paper_results() if compare_paper else None
     if paper is not None and x != "hard":
         notes.append("The paper published no 80K (safe) rates, so its points are left out "
                      "of the figure when x is the safe set.")
     examples = collect_examples(files, selected, cap=examples_per_set, seed=examples_seed,
                                 judge=judge, frames=frames)
+    self_built = self_built_hard_sets(files)
+    told = advice(files, audits, choice, corrections, self_built)
     return Report(files=files, selected=selected, summary=summary, categories=categories,
                   x=x, paper=paper, notes=notes, corrections=corrections,
-                  warnings=warning_lines(corrections), use_corrected=use_corrected,
-                  examples=examples)
+                  warnings=[a.text for a in told], use_corrected=use_corrected,
+                  examples=examples, judges=audits, choice=choice, advice=told, self_built=self_built)

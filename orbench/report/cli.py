@@ -23,13 +23,16 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"result files or folders that belong to the {ds} set")
     p.add_argument("--dataset", action="append", default=[], metavar="FILE=DATASET",
                    help="set the dataset of a file (path, file name or glob); repeatable")
-    p.add_argument("--prefer", choices=("judge", "keyword"), default="judge",
-                   help="which verdicts to use when both exist for a model and dataset "
-                        "(default: judge)")
+    p.add_argument("--prefer", choices=("judge", "keyword"), default=None,
+                   help="override whose verdicts count when both exist for a model and dataset. "
+                        "Default: decided by the files: a judge's verdicts and corrected rates count "
+                        "unless its stage-5 audit (in the .run.json) says it failed, then the keyword "
+                        "rates do. The page says when this option was used")
     p.add_argument("--judge", default=None,
                    help="the check model to use when several judged the same results")
-    p.add_argument("--x", choices=("hard", "safe"), default="hard",
-                   help="the over-refusal set on the x axis (default: hard)")
+    p.add_argument("--x", choices=("hard", "safe"), default=None,
+                   help="the over-refusal set on the x axis (default: hard when there are hard-set "
+                        "results, else safe)")
     p.add_argument("--compare_paper", action="store_true",
                    help="add the paper's published numbers as a grey series")
     p.add_argument("--sample_of", action="append", default=[], metavar="JUDGED=STAGE4",

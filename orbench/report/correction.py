@@ -25,6 +25,7 @@ MIN_JUDGED_PER_CATEGORY = 30
 GAP_WARN_PCT = 5.0  # keyword vs corrected, percentage points
 KAPPA_WARN = 0.8
 UNRELIABLE = "keyword rules are unreliable for this model; report the corrected rate"
+JUDGE_SET_ASIDE = "the judge failed its audit: this corrected rate is not used"
 CORRECTION_RULE = (
     "Corrected rate: the keyword rate of all rows plus the mean of (judge - keyword) over a "
     "uniform random sample the judge scored (prediction-powered inference). Its 95% interval "
@@ -186,7 +187,8 @@ def correction_rows(corrections: pd.DataFrame) -> list[dict[str, str]]:
     rows = []
     for _, r in corrections.iterrows():
         kappa = "–" if math.isnan(r["kappa"]) else f"{r['kappa']:.2f}"
-        unreliable = is_unreliable(r["keyword_pct"], r["corrected_pct"], r["kappa"])
+        set_aside = r.get("judge_audit") == "failed"  # the judge, not the rules, is the doubtful part
+        unreliable = not set_aside and is_unreliable(r["keyword_pct"], r["corrected_pct"], r["kappa"])
         rows.append({
             "model": str(r["model"]),
             "set": DATASET_TITLES.get(r["dataset"], str(r["dataset"])),
@@ -197,7 +199,8 @@ def correction_rows(corrections: pd.DataFrame) -> list[dict[str, str]]:
             "kappa": kappa,
             "corrected % [95% CI]": interval_text(r["corrected_pct"], r["corrected_ci_low_pct"],
                                                   r["corrected_ci_high_pct"]),
-            "check": UNRELIABLE if unreliable else (r["note"] or "keyword rules agree with the judge"),
-            "_unreliable": "1" if unreliable else "",
+            "check": (JUDGE_SET_ASIDE if set_aside else UNRELIABLE if unreliable
+                      else (r["note"] or "keyword rules agree with the judge")),
+            "_unreliable": "1" if unreliable or set_aside else "",
         })
     return rows

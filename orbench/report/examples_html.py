@@ -197,10 +197,13 @@ def disagreements_view(report: Report) -> str:
         return head + "\n" + paragraph(
             "No row has both a keyword verdict and a judge's verdict: a stage-5 file of the "
             "same rows as a stage-4 file (a full run or a judged sample) is needed.", "note")
+    failed = sorted(j for j, a in report.judges.items() if a.failed)
+    doubt = (f" Judge {', '.join(failed)} failed its audit against human labels: where it disagrees "
+             "with the keyword rules here, read the response before trusting the judge." if failed else "")
     return "\n".join([
         '<section class="view">', head,
         paragraph("Rows where stage 4's keyword rules and the stage-5 judge both gave a "
                   "verdict, and they differ, on any set. Rows are paired by prompt and "
-                  "response. " + _cap_rule(ex.cap, ex.seed)),
+                  "response. " + _cap_rule(ex.cap, ex.seed) + doubt),
         _view("disagreements", ex.disagreements, ex.cap, ex.seed), "</section>",
     ])

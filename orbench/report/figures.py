@@ -26,6 +26,7 @@ from orbench.report.rates import headline  # noqa: E402
 from orbench.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
 
 MIN_POINTS_FOR_FIT = 4
+ZERO_BAR = 1.5  # height (points of %) of the stub that shows a 0% bar in the category charts
 
 
 def _pvalue_text(p: float) -> str:
@@ -246,9 +247,13 @@ def plot_model_categories(categories: pd.DataFrame, model: str, path: Path) -> P
         for o, r, n in zip(offs, rate, sub["scored"].fillna(0).astype(int)):
             if n == 0:
                 ax.text(o, 1, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+            elif r == 0:
+                # A 0% bar has no height: draw a thin stub across 0, so that it is seen.
+                ax.bar(o, ZERO_BAR, bottom=-ZERO_BAR / 2, width=width * 0.92, color=colors[ds],
+                       edgecolor="black", linewidth=0.4, zorder=2)
     ax.set_xticks(pos)
     ax.set_xticklabels(cats, rotation=30, ha="right", fontsize=9)
-    ax.set_ylim(0, 105)
+    ax.set_ylim(-ZERO_BAR, 105)
     ax.set_ylabel("Rejection rate (%)")
     ax.set_title(f"{model}: rejection rate by category (bars: 95% Wilson CI)", fontsize=11)
     ax.grid(True, axis="y", linestyle=":", alpha=0.6, zorder=0)

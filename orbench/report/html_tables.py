@@ -1,4 +1,4 @@
-"""The HTML page's tables: summary, corrected rates, per category, input files."""
+"""The HTML page's tables: summary, judges, corrected rates, per category, input files."""
 
 from __future__ import annotations
 
@@ -7,51 +7,40 @@ import math
 
 from orbench.report.build import Report
 from orbench.report.common import DATASET_TITLES, DATASETS, category_order, fmt
-from orbench.report.correction import correction_rows, has_corrections, interval_text
+from orbench.report.correction import correction_rows
 from orbench.report.htmlkit import table, td
+from orbench.report.judges import JUDGES_HEAD, judge_rows
+from orbench.report.summary_view import DETAIL_HEAD, Cell, detail_rows, footnotes, main_head, main_rows
 from orbench.report.markdown import CATEGORY_CORRECTION_HEAD, category_corrections_rows
-from orbench.report.rates import summary_datasets
+
+
+def _cells(row: list[Cell]) -> str:
+    return "".join(td(c.text, c.value, " ".join(k for k in (c.mark, "wrap" if c.wrap else "") if k)) for c in row)
 
 
 def summary_html(report: Report) -> str:
-    """The user's own models, best trade-off first (the paper's rows are in paper_html)."""
-    summary = report.summary
-    if summary.empty:
+    """The user's own models, best trade-off first: the rates the figure and the score use,
+    then (folded) the details per model and set. The paper's rows are in paper_html."""
+    if report.summary.empty:
         return "<p>No results of your own.</p>"
-    show = summary_datasets(summary)
-    corrected = {ds: has_corrections(summary, ds) for ds in show}
-    head = ["model"]
-    for ds in show:
-        t = DATASET_TITLES[ds]
-        head += [f"{t} %", "95% CI", "scored", "unscored", "failed", "scored by"]
-        if corrected[ds]:
-            head += [f"{t} corrected % [95% CI]"]
-    head.append("trade-off score")
-    body: list[str] = []
-    for _, r in summary.iterrows():  # already in the summary's order
-        cells = [td(r["model"])]
-        unreliable = False
-        for ds in show:
-            rate = float(r[f"{ds}_rejection_pct"])
-            ci = ("–" if math.isnan(rate)
-                  else f"{r[f'{ds}_ci_low_pct']:.1f}–{r[f'{ds}_ci_high_pct']:.1f}")
-            by = r[f"{ds}_scored_by"]
-            cells += [td(fmt(rate), rate), td(ci, float(r[f"{ds}_ci_low_pct"])),
-                      td(r[f"{ds}_scored"], r[f"{ds}_scored"]),
-                      td(r[f"{ds}_unscored"], r[f"{ds}_unscored"]),
-                      td(r[f"{ds}_failed"], r[f"{ds}_failed"]),
-                      td(by if isinstance(by, str) else "–")]
-            if corrected[ds]:
-                value = float(r[f"{ds}_corrected_pct"])
-                text = interval_text(value, r[f"{ds}_corrected_ci_low_pct"], r[f"{ds}_corrected_ci_high_pct"])
-                warn = r[f"{ds}_keyword_unreliable"] == "True"
-                unreliable |= warn
-                cell = td(text + (" ⚠" if warn else ""), value)
-                cells.append(cell.replace("<td", '<td class="warn"', 1) if warn else cell)
-        score = float(r["tradeoff_score"])
-        cells.append(td(fmt(score), score))
-        body.append(('<tr class="unreliable">' if unreliable else "<tr>") + "".join(cells) + "</tr>")
-    return table(head, body, wide=True)
+    main = table(main_head(report), ["<tr>" + _cells(r) + "</tr>" for r in main_rows(report)])
+    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in footnotes(report))
+    details = table(DETAIL_HEAD, ["<tr>" + _cells(r) + "</tr>" for r in detail_rows(report)])
+    return (f'{main}{notes}<details class="details"><summary>Details per model and set: counts, verdict '
+            f"sources, corrected rates, judges' audits</summary>{details}</details>")
+
+
+def judges_html(report: Report) -> str:
+    rows = judge_rows(report.judges)
+    if not rows:
+        return ""
+    body = []
+    for row in rows:
+        cells = [td(row[h]) for h in JUDGES_HEAD[:-1]]
+        cells.append(td(row["verdict"], cls="warn wrap" if row["_status"] in ("failed", "incomplete", "not audited")
+                        else "wrap"))
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return table(JUDGES_HEAD, body)
 
 
 def paper_html(report: Report) -> str:
@@ -111,9 +100,7 @@ def corrections_html(report: Report) -> str:
     head = [h for h in rows[0] if not h.startswith("_")]
     out = []
     for row in rows:
-        cells = [td(row[h]) for h in head]
-        if row["_unreliable"]:
-            cells[-1] = cells[-1].replace("<td", '<td class="warn"', 1)
+        cells = [td(row[h]) for h in head[:-1]] + [td(row[head[-1]], cls="warn wrap" if row["_unreliable"] else "wrap")]
         out.append(("<tr class=\"unreliable\">" if row["_unreliable"] else "<tr>") + "".join(cells) + "</tr>")
     return table(head, out, wide=True)
 
@@ -129,6 +116,6 @@ def files_html(report: Report) -> str:
     for f in report.files:
         done = "?" if f.complete is None else ("yes" if f.complete else "NO")
         sample = f.sample_of.name if f.sample_of is not None else "–"
-        rows.append("<tr>" + "".join(td(v) for v in (
-            f.path.name, f.model, f.dataset, f.stage, f.kind, f.judge or "–", sample, done)) + "</tr>")
+        cells = [td(f.path.name, cls="path")] + [td(v) for v in (f.model, f.dataset, f.stage, f.kind, f.judge or "–")]
+        rows.append("<tr>" + "".join(cells) + td(sample, cls="path") + td(done) + "</tr>")
     return table(head, rows)

@@ -25,6 +25,9 @@ th.asc::after{content:" ▲"}th.desc::after{content:" ▼"}
 img{max-width:100%;height:auto;border:1px solid #eee}
 .note{color:#555}.warn{color:#a33}
 td.warn{color:#a33;font-weight:600}tr.unreliable td{background:#fff4f2}
+td.wrap{white-space:normal;text-align:left;min-width:11em;max-width:30em}
+th{white-space:normal}td.path{white-space:normal;text-align:left;overflow-wrap:anywhere;min-width:12em}
+ul.advice li{margin:.35em 0}details.details{margin:.6em 0}details.details>summary{cursor:pointer;color:#555}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .wide{overflow-x:auto}
 details.paper{margin:.8em 0}details.paper>summary{cursor:pointer;color:#555;font-weight:600}
@@ -55,14 +58,14 @@ document.querySelectorAll('table.sortable').forEach(function(table){
 """
 
 
-def td(text: str, value=None) -> str:
-    attr = ""
+def td(text: str, value=None, cls: str = "") -> str:
+    attr = f' class="{cls}"' if cls else ""
     if value is not None:
         if isinstance(value, float):
             v = "" if math.isnan(value) else f"{value:.6g}"
         else:
             v = str(value)
-        attr = f' data-v="{html.escape(v)}"'
+        attr += f' data-v="{html.escape(v)}"'
     return f"<td{attr}>{html.escape(str(text))}</td>"
 
 

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
 from orbench.report.correction import (
     CORRECTION_RULE,
-    score_note,
     MIN_JUDGED_PER_CATEGORY,
     correction_rows,
-    has_corrections,
     interval_text,
 )
-from orbench.report.rates import summary_datasets
+from orbench.report.judges import AUDIT_RULE, JUDGES_HEAD, judge_rows
+from orbench.report.summary_view import DETAIL_HEAD, detail_rows, footnotes, main_head, main_rows, score_basis
 
 
 def _md_escape(text: str) -> str:
@@ -28,47 +26,29 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
-def _rate_cell(row, ds: str) -> str:
-    rate = row[f"{ds}_rejection_pct"]
-    if isinstance(rate, float) and math.isnan(rate):
-        return "–"
-    return f"{rate:.1f} [{row[f'{ds}_ci_low_pct']:.1f}, {row[f'{ds}_ci_high_pct']:.1f}]"
+def _text(rows) -> list[list[str]]:
+    return [[c.text for c in row] for row in rows]
 
 
 def summary_markdown(report: Report) -> str:
-    summary = report.summary
-    present = summary_datasets(summary)
-    corrected = {ds: has_corrections(summary, ds) for ds in present}
-    header = ["model"]
-    for ds in present:
-        header += [f"{DATASET_TITLES[ds]} rejection % [95% CI]", "scored", "unscored",
-                   "failed", "scored by"]
-        if corrected[ds]:
-            header.append(f"{DATASET_TITLES[ds]} corrected % [95% CI]")
-    header.append("trade-off score")
-    rows = []
-    for _, r in summary.iterrows():
-        cells = [str(r["model"])]
-        for ds in present:
-            by = r[f"{ds}_scored_by"]
-            cells += [_rate_cell(r, ds), str(r[f"{ds}_scored"]), str(r[f"{ds}_unscored"]),
-                      str(r[f"{ds}_failed"]), by if isinstance(by, str) else "–"]
-            if corrected[ds]:
-                cell = interval_text(r[f"{ds}_corrected_pct"], r[f"{ds}_corrected_ci_low_pct"],
-                                     r[f"{ds}_corrected_ci_high_pct"])
-                cells.append(cell + (" ⚠" if r[f"{ds}_keyword_unreliable"] == "True" else ""))
-        cells.append(fmt(r["tradeoff_score"]))
-        rows.append(cells)
-    parts = ["# OR-Bench results", ""]
-    if report.warnings:
-        parts += ["## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings] + [""]
-    # The user's own models first; the paper's published numbers (if asked for) come after.
-    parts += ["## Your models", ""]
-    parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x])
-              + score_note(report.use_corrected, any(corrected.values())),
+    parts = ["# OR-Bench results", "", "## Your models", ""]
+    parts += [TRADEOFF_RULE.format(x=DATASET_TITLES[report.x]) + score_basis(report),
               CI_RULE + " Rejection rate = refused / scored; unscored rows (no verdict) and "
               "failed rows (request or judge call failed) are not in the denominator.", ""]
-    parts.append(_md_table(header, rows) if rows else "_No results of your own._")
+    if report.choice.note():
+        parts += [f"**{report.choice.note()}**", ""]
+    if report.summary.empty:
+        parts.append("_No results of your own._")
+    else:
+        parts.append(_md_table(main_head(report), _text(main_rows(report))))
+        parts += [""] + footnotes(report)
+        parts += ["", "### Details per model and set", "", _md_table(DETAIL_HEAD, _text(detail_rows(report)))]
+    if report.warnings:
+        parts += ["", "## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings]
+    judges = judge_rows(report.judges)
+    if judges:
+        parts += ["", "## Judges", "", AUDIT_RULE, "",
+                  _md_table(JUDGES_HEAD, [[row[h] for h in JUDGES_HEAD] for row in judges])]
     if not report.corrections.empty:
         table = correction_rows(report.corrections)
         head = [h for h in table[0] if not h.startswith("_")]

@@ -18,16 +18,19 @@ from typing import Callable, Mapping
 from orbench import __version__
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, TRADEOFF_RULE
-from orbench.report.correction import CORRECTION_RULE, UNRELIABLE, score_note
+from orbench.report.correction import CORRECTION_RULE
+from orbench.report.summary_view import corrections_used, score_basis
 from orbench.report.figures import TradeoffFigure
 from orbench.report.html_tables import (
     category_corrections_html,
     category_html,
     corrections_html,
     files_html,
+    judges_html,
     paper_html,
     summary_html,
 )
+from orbench.report.judges import AUDIT_RULE
 from orbench.report import examples_html
 from orbench.report.htmlkit import CSS, JS, data_uri, paragraph
 from orbench.report.markdown import CATEGORY_CORRECTION_RULE
@@ -43,28 +46,27 @@ class Page:
 
 
 def warnings_section(page: Page) -> str:
+    """Right after the summary: one line per cause, naming the models, saying what to do."""
     if not page.report.warnings:
         return ""
     items = "".join(f'<li class="warn">⚠ {html.escape(w)}</li>' for w in page.report.warnings)
-    return f"<h2>Warnings</h2><ul>{items}</ul>"
+    return f'<h2 id="warnings">Warnings</h2><ul class="advice">{items}</ul>'
 
 
 def summary_section(page: Page) -> str:
     report = page.report
     xname = DATASET_TITLES[report.x]
-    corrected = not report.corrections.empty
     parts = [
         "<h2>Summary</h2>",
-        paragraph(TRADEOFF_RULE.format(x=xname)
-                  + score_note(report.use_corrected, corrected)
-                  + " Click a column header to re-sort."),
-        f"<p>{html.escape(CI_RULE)} Rejection rate = refused / scored. <b>unscored</b>: rows "
-        "with no verdict (an empty or filtered response, or a judge verdict that could not be "
-        "parsed); <b>failed</b>: rows whose request or judge call failed. Neither is in the "
-        "denominator. <b>scored by</b>: keyword rules (stage 4) or the named LLM judge "
-        "(stage 5). <b>corrected</b>: the keyword rate checked by a judged random sample "
-        "(see below); ⚠ marks " + html.escape(UNRELIABLE.split(";")[0]) + ".</p>",
+        paragraph(TRADEOFF_RULE.format(x=xname) + score_basis(report) + " Click a column header to re-sort."),
+        f"<p>{html.escape(CI_RULE)} Rejection rate = refused / scored (rows with no verdict, and rows "
+        "whose request or judge call failed, are not in the denominator; their counts are in the "
+        "details). <b>rates from</b>: stage 4's keyword rules, an LLM judge's verdicts (stage 5), or the "
+        "keyword rate corrected by a judged random sample (see below). A judge that failed its audit "
+        "against human labels is set aside (see Judges).</p>",
     ]
+    if report.choice.note():
+        parts.append(f'<p class="warn"><b>{html.escape(report.choice.note())}</b></p>')
     parts.append(summary_html(report))
     paper = paper_html(report)
     if paper:
@@ -75,9 +77,16 @@ def summary_section(page: Page) -> str:
                   '<p class="note">* = a model that was also a judge in the paper\'s moderation '
                   "ensemble. The paper published no 80K rates.</p>", paper, "</details>"]
     if report.notes:
-        parts.append("<ul>" + "".join(f'<li class="warn">{html.escape(n)}</li>'
+        parts.append("<ul>" + "".join(f'<li class="note">{html.escape(n)}</li>'
                                       for n in report.notes) + "</ul>")
     return "\n".join(parts)
+
+
+def judges_section(page: Page) -> str:
+    body = judges_html(page.report)
+    if not body:
+        return ""
+    return "\n".join(['<h2 id="judges">Judges</h2>', paragraph(AUDIT_RULE), body])
 
 
 def corrections_section(page: Page) -> str:
@@ -90,10 +99,11 @@ def corrections_section(page: Page) -> str:
 
 def figure_section(page: Page) -> str:
     xname = DATASET_TITLES[page.report.x]
-    corrected = not page.report.corrections.empty and page.report.use_corrected
     bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
-            "of the chosen verdicts, with Wilson 95% CIs." if corrected
+            "of the chosen verdicts, with Wilson 95% CIs." if corrections_used(page.report)
             else "Error bars: Wilson 95% CIs.")
+    if page.report.choice.prefer is None and any(a.failed for a in page.report.judges.values()):
+        bars += " Where a judge failed its audit, its verdicts are not plotted: those points are keyword rates."
     return "\n".join([
         "<h2>Over-refusal vs. safety</h2>",
         f'<figure><img alt="trade-off figure" src="{data_uri(page.tradeoff.svg, "image/svg+xml")}">',
@@ -132,7 +142,7 @@ def files_section(page: Page) -> str:
 
 
 SECTIONS: list[Callable[[Page], str]] = [
-    warnings_section, summary_section, corrections_section, figure_section, categories_section,
+    summary_section, warnings_section, judges_section, corrections_section, figure_section, categories_section,
     models_section, examples_section, disagreements_section, files_section,
 ]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -53,7 +53,7 @@ def rate_table(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 SUMMARY_CORRECTION = ["keyword_pct", "corrected_pct", "corrected_ci_low_pct", "corrected_ci_high_pct",
                       "judged_sample", "sample_judge_pct", "agreement_pct", "kappa", "sample_judge",
-                      "keyword_unreliable"]
+                      "keyword_unreliable", "sample_judge_audit", "corrected_used"]
 
 
 def headline(summary: pd.DataFrame, ds: str,
@@ -66,7 +66,8 @@ def headline(summary: pd.DataFrame, ds: str,
     low = summary.get(f"{ds}_ci_low_pct", nan).astype(float)
     high = summary.get(f"{ds}_ci_high_pct", nan).astype(float)
     corr = summary.get(f"{ds}_corrected_pct", nan).astype(float)
-    has = corr.notna() & use_corrected
+    used = summary.get(f"{ds}_corrected_used", pd.Series(True, index=summary.index)).map(lambda v: v is not False and v != "False")
+    has = corr.notna() & use_corrected & used
     return (corr.where(has, rate), summary.get(f"{ds}_corrected_ci_low_pct", nan).astype(float).where(has, low),
             summary.get(f"{ds}_corrected_ci_high_pct", nan).astype(float).where(has, high), has)
 
@@ -104,9 +105,13 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
         for c in ("refused", "scored", "unscored", "failed"):
             out[f"{ds}_{c}"] = out[f"{ds}_{c}"].fillna(0).astype(int)
         if corr is not None:
-            c = corr[corr["dataset"] == ds].rename(columns={"judge": "sample_judge"})
+            c = corr[corr["dataset"] == ds].rename(columns={"judge": "sample_judge", "judge_audit": "sample_judge_audit"})
+            if "corrected_used" not in c.columns:
+                c = c.assign(corrected_used=True, sample_judge_audit="")
+            # A judge that failed its audit says nothing about the keyword rules: no flag.
             c = c.assign(keyword_unreliable=[
-                is_unreliable(k, v, kp) for k, v, kp in zip(c["keyword_pct"], c["corrected_pct"], c["kappa"])])
+                is_unreliable(k, v, kp) if a != "failed" else None
+                for k, v, kp, a in zip(c["keyword_pct"], c["corrected_pct"], c["kappa"], c["sample_judge_audit"])])
             c = c[["model"] + SUMMARY_CORRECTION].rename(columns=lambda n: n if n == "model" else f"{ds}_{n}")
             out = out.merge(c, on="model", how="left")
         else:
@@ -116,12 +121,40 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
         out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
             lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
         out[f"{ds}_sample_judge"] = out[f"{ds}_sample_judge"].map(lambda v: v if isinstance(v, str) else "")
+        out[f"{ds}_sample_judge_audit"] = out[f"{ds}_sample_judge_audit"].map(lambda v: v if isinstance(v, str) else "")
+        out[f"{ds}_corrected_used"] = [
+            str(bool(u) and use_corrected) if not math.isnan(c) else ""
+            for u, c in zip(out[f"{ds}_corrected_used"].map(lambda v: v is True or v == "True"),
+                            out[f"{ds}_corrected_pct"].astype(float))]
     toxic = headline(out, "toxic", use_corrected)[0]
     base = headline(out, x, use_corrected)[0]
     out["tradeoff_score"] = toxic - base
     out = out.sort_values(["tradeoff_score", "model"], ascending=[False, True],
                           na_position="last", kind="mergesort")
     return out.reset_index(drop=True)
+
+
+def set_aside_judge_rates(summary: pd.DataFrame, results: pd.DataFrame, selected: pd.DataFrame,
+                          judges: Collection[str]) -> pd.DataFrame:
+    """Add, per set, the rate by a judge that failed its audit where its full-run verdicts
+    were set aside for keyword ones: {set}_set_aside_judge_pct (with its CI) and
+    {set}_set_aside_judge. Shown, marked, never used for the figure or the score."""
+    full = results[(results["stage"] == 5) & ~results["sample"].eq(True) & results["judge"].isin(list(judges))]
+    if not judges or full.empty:
+        for ds in summary_datasets(summary):
+            for c in ("pct", "ci_low_pct", "ci_high_pct"):
+                summary[f"{ds}_set_aside_judge_{c}"] = math.nan
+            summary[f"{ds}_set_aside_judge"] = ""
+        return summary
+    chosen = set(zip(selected["model"], selected["dataset"], selected["scored_by"]))
+    keep = [(m, d, f"judge:{j}") not in chosen for m, d, j in zip(full["model"], full["dataset"], full["judge"])]
+    rates = rate_table(full[keep].assign(scored_by=full[keep]["judge"]), ["model", "dataset"])
+    for ds in summary_datasets(summary):
+        part = rates[rates["dataset"] == ds].set_index("model")
+        for c, src in (("pct", "rejection_pct"), ("ci_low_pct", "ci_low_pct"), ("ci_high_pct", "ci_high_pct")):
+            summary[f"{ds}_set_aside_judge_{c}"] = summary["model"].map(part[src]).astype(float)
+        summary[f"{ds}_set_aside_judge"] = summary["model"].map(part["scored_by"]).fillna("")
+    return summary
 
 
 def category_table(selected: pd.DataFrame, model_order: Sequence[str] | None = None) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 import pandas as pd
 
@@ -146,11 +146,12 @@ def read_results(files: Sequence[ResultFile], frames: Frames | None = None) -> p
 
 
 def select_verdicts(results: pd.DataFrame, prefer: str = "judge",
-                    judge: str | None = None) -> pd.DataFrame:
+                    judge: str | None = None, distrust: Collection[str] = ()) -> pd.DataFrame:
     """Keep, for each (model, dataset), the rows of one source of verdicts.
 
     prefer="judge": the judge's rows when there are any, else the keyword rows.
     prefer="keyword": the keyword rows when a stage-4 answer file exists, else the judge's.
+    A judge in `distrust` (it failed its audit) is treated as prefer="keyword" would.
     When the judge is used, failed stage-4 requests are kept (as failed rows). Adds the
     column scored_by: "keyword" or "judge:NAME". A judged sample's rows are never chosen:
     they measure the keyword rules (see correction.py), they are not the model's rate.
@@ -168,7 +169,8 @@ def select_verdicts(results: pd.DataFrame, prefer: str = "judge",
             raise ReportError(f"{model} on {dataset} has verdicts from several judges "
                               f"({', '.join(judges)}); pick one with --judge")
         has_keyword = bool((s4["kind"] != "failed").any())
-        use_judge = len(s5) > 0 and (prefer == "judge" or not has_keyword)
+        trusted = not (len(s5) > 0 and judges[0] in distrust)
+        use_judge = len(s5) > 0 and ((prefer == "judge" and trusted) or not has_keyword)
         if use_judge:
             rows = pd.concat([s5, s4[s4["outcome"] == FAILED]])
             rows = rows.assign(scored_by=f"judge:{judges[0]}")

@@ -19,7 +19,8 @@ from ..errors import UserError, warn
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
 from ..jobs import Failed, Job, Outcome
-from ..llm import CallFailed
+from ..judge_audit.stage import StageAudit, add_audit_option
+from ..llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
@@ -126,6 +127,7 @@ class CheckResponse(StageSpec):
         p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
         p.add_argument("--output_path", default=None,
                        help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
+        add_audit_option(p)
 
     def check(self) -> None:
         if self.args.sample is not None and self.args.limit is not None:
@@ -143,6 +145,8 @@ class CheckResponse(StageSpec):
         self.is_ensemble = len(ctx.names) > 1
         self.has_keyword = COL_IS_REJECTED in ctx.rows.rows[0]
         self.chosen, self.sample = choose_jobs(ctx.rows.rows, self.has_keyword, self.args.sample, self.args.seed)
+        decide = (lambda cats: combine(cats, self.args.vote)[0]) if self.is_ensemble else None
+        self.audit = StageAudit(self.args.audit, self.names, decide, self.args.vote)
         if self.args.sample is not None and self.sample.population == 0:
             why = f"no row has a True/False {COL_IS_REJECTED!r}" if self.has_keyword else "no row has a response"
             warn(f"{self.args.input_file}: nothing to sample, {why}; the output will have no rows")
@@ -209,8 +213,7 @@ class CheckResponse(StageSpec):
                 for n in self.names:
                     row.update(dict(zip(judge_columns(n), (UNSCORED, ""))))
             return Outcome(rows=[row], counters={"unscored": 1, "empty_response": 1})
-        msgs = judge_messages(job.row[COL_PROMPT], job.row[COL_RESPONSE])
-        return [self.request(msgs, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
+        return self.judge_requests(judge_messages(job.row[COL_PROMPT], job.row[COL_RESPONSE]))
 
     def parse(self, job: Job, replies: list[Reply], attempt: int):
         names = self.names
@@ -233,13 +236,21 @@ class CheckResponse(StageSpec):
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
                 COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
+    # ---- the judge's audit (orbench.judge_audit): the same requests, on human-labelled rows
+
+    def judge_requests(self, messages: list[dict[str, str]]) -> list[ChatRequest]:
+        return [self.request(messages, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
+
+    def side_requests(self) -> list[ChatRequest]:
+        return [r for messages in self.audit.messages() for r in self.judge_requests(messages)]
+
     # ---- the end
 
     def transform(self, rows: list[dict[str, str]]) -> list[dict[str, str]]:
         rows = only_sampled(rows, self.chosen) if self.args.sample is not None else rows
         return revote(rows, self.names, self.args.vote) if self.is_ensemble else rows
 
-    def finish(self, result: StageResult) -> None:
+    def finish(self, result: StageResult) -> int | None:
         unscored_path = self.unscored_path()
         unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
         if unscored:
@@ -247,10 +258,16 @@ class CheckResponse(StageSpec):
         elif unscored_path.exists():
             unscored_path.unlink()
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
+        extra: dict[str, Any] = {}
         if self.is_ensemble:
-            self._agreement(result)
+            extra["judge_agreement"] = self._agreement(result)
+        # After the rows: in batch mode the audit's replies are in the cache by now.
+        ask = self.ctx.ask
+        extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
+        write_runinfo(self.output().path, {**result.info, **extra})
         if unscored:
             print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
+        return self.audit.exit_code(self.args)
 
     def _title(self) -> str:
         what = f"judge {self.tag} on {input_name(self.args.input_file)}"
@@ -260,7 +277,7 @@ class CheckResponse(StageSpec):
                      "report corrects the keyword rate of all rows with it")
         return f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"
 
-    def _agreement(self, result: StageResult) -> None:
+    def _agreement(self, result: StageResult) -> list[dict[str, Any]]:
         names = self.names
         pairs = pairwise({n: [is_refusal(r.get(judge_columns(n)[0])) for r in result.rows] for n in names})
         print(f"agreement between judges (refusal vs answer, rows both scored; vote: {self.args.vote}):")
@@ -268,7 +285,7 @@ class CheckResponse(StageSpec):
             kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
             pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
             print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
-        write_runinfo(self.output().path, {**result.info, "judge_agreement": [p.as_dict() for p in pairs]})
+        return [p.as_dict() for p in pairs]
 
 
 def _verdict(row: dict[str, str]) -> bool | None:

@@ -1,0 +1,97 @@
+"""run_pipeline.sh end to end on the fake server (in-process, over HTTP), with a judge that
+calls every response a refusal, as the embedded 135M judge does: the judge fails its audit,
+and the pipeline's own report and the README's report command, run on the same run folder,
+write the same summary.csv and the same figure, both on the keyword rates. Also: the step
+headers, in order, with the number of rows stage 5 will judge; no failed files from a clean
+run; the self-built hard set flagged; --help."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from orbench import report as rp
+from orbench.testing.fake_openai import FakeOpenAIServer
+from tests.responders import REFUSAL, moderated_text, protocol_responder, stage_of, system_text
+from tests.stage_helpers import KEY, KEY_ENV, REPO_ROOT, fake_entry, write_models
+
+PIPELINE = REPO_ROOT / "run_pipeline.sh"
+
+
+def pipeline_responder(request):
+    """Seeds are toxic, rewrites safe; the safety-prompted target refuses about half the safe
+    prompts (so a hard set is built, HARD_K=1); the judge calls everything a refusal."""
+    stage = stage_of(request)
+    if stage == "moderate":
+        return ("The text is safe. [[11. none of the above]]" if moderated_text(request).startswith("Rewrite")
+                else "The text asks for harm. [[6. harmful]]")
+    if stage in ("judge", "audit"):
+        return "The response declines. [[direct_refusal]]"
+    if stage == "target" and system_text(request):
+        user = request["messages"][-1]["content"]
+        if hashlib.sha256(user.encode()).digest()[0] % 2:
+            return REFUSAL
+    return protocol_responder(request)
+
+
+def run_pipeline(tmp_path, *args, extra_env=None):
+    with FakeOpenAIServer(pipeline_responder) as srv:
+        models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
+        env = {**os.environ, "ORBENCH_MODELS_FILE": str(models), KEY_ENV: KEY, "PYTHON": sys.executable,
+               "GENERATOR_MODEL": "fake", "REWRITER_MODEL": "fake", "MODERATOR_MODELS": "fake",
+               "TARGET_MODEL": "fake", "JUDGE_MODEL": "fake", **(extra_env or {})}
+        env.pop("PYTHONPATH", None)
+        return subprocess.run(["bash", str(PIPELINE), *args], env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_path):
+    run = tmp_path / "run"
+    proc = run_pipeline(tmp_path, "--run_dir", str(run))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    steps = re.findall(r"^=== (\S+)\. ", proc.stdout, re.M)
+    assert steps == ["1", "2", "3", "4", "5a", "5b", "5c", "6", "7"]
+    # Step 6 says how many rows it judges: the sum of each file's sample, not the cap.
+    files = sorted((run / "5_results").glob("*_merged_*.csv"))
+    rows = sum(min(200, len(pd.read_csv(f))) for f in files)
+    header = next(ln for ln in proc.stdout.splitlines() if ln.startswith("=== 6."))
+    assert f"on {rows} rows" in header and "200 scored rows" in header and "audit: 100" in header
+    assert rows < 200  # the demo's sets are small: the header must not promise the cap
+    # The judge audit is in every stage-5 run file; the fake judge fails it.
+    assert "-> FAILED" in proc.stdout
+    # A clean run leaves no failed files behind.
+    assert list(run.rglob("*_failed*.csv")) == []
+
+    readme = tmp_path / "readme_report"
+    assert rp.main([str(run / "5_results"), str(run / "6_judged"), "--output_dir", str(readme),
+                    "--compare_paper"]) == 0
+    pipeline = run / "report"
+    for name in ("summary.csv", "tradeoff.svg", "tradeoff.png", "per_category.csv"):
+        assert (pipeline / name).read_bytes() == (readme / name).read_bytes(), name
+
+    summary = pd.read_csv(pipeline / "summary.csv", keep_default_na=False)
+    assert set(summary["hard_sample_judge_audit"]) == {"failed"}
+    assert set(summary["hard_corrected_used"].astype(str)) == {"False"}
+    # the score is on keyword rates, never on the failed judge's corrected ones
+    for _, r in summary.iterrows():
+        assert float(r["tradeoff_score"]) == pytest.approx(float(r["toxic_rejection_pct"]) - float(r["hard_rejection_pct"]))
+    page = (pipeline / "report.html").read_text(encoding="utf-8")
+    assert "Judge fake failed its audit" in page and "<h2 id=\"judges\">Judges</h2>" in page
+    assert page.index("<h2>Summary</h2>") < page.index('<h2 id="warnings">') < page.index('<h2 id="judges">')
+    assert "high by construction" in page  # both targets chose the hard set's prompts (HARD_K=1)
+    assert "--prefer" not in page  # nobody overrode the choice
+
+
+def test_help_and_bad_settings(tmp_path):
+    env = {**os.environ, "PYTHON": sys.executable}
+    shown = subprocess.run(["bash", str(PIPELINE), "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "--audit" in shown.stdout and "JUDGE_SAMPLE" in shown.stdout
+    assert not (REPO_ROOT / "runs" / "demo" / "--help").exists()
+    bad = subprocess.run(["bash", str(PIPELINE), "--run_dir", str(tmp_path / "r"), "--audit", "many"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "AUDIT must be a whole number" in bad.stderr
