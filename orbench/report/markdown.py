@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from orbench.report.build import Report
@@ -88,13 +89,10 @@ CATEGORY_CORRECTION_RULE = (f"A category gets a corrected rate only when the jud
                             "the judge and the keyword rules.")
 
 
-def category_markdown(report: Report) -> str:
-    cats = report.categories
-    parts = ["# Rejection rate per category", "",
-             "Each cell: rejection % (refused / scored). " + CI_RULE + " The CIs are in "
-             "per_category.csv.", ""]
-    if cats.empty:
-        return "\n".join(parts + ["_No results of your own._"]) + "\n"
+def category_tables(cats) -> list[tuple[str, list[str], list[tuple[str, list[tuple[str, float]]]]]]:
+    """Per set with results (report.categories): the set, its categories in order, and per
+    model (model, a (text, rate) cell per category); "–" and NaN where none was scored."""
+    tables = []
     for ds in DATASETS:
         sub = cats[cats["dataset"] == ds]
         if sub.empty:
@@ -103,15 +101,28 @@ def category_markdown(report: Report) -> str:
         rows = []
         for model in dict.fromkeys(sub["model"]):
             m = sub[sub["model"] == model].set_index("category")
-            cells = [str(model)]
+            cells = []
             for c in names:
                 if c in m.index and m.at[c, "scored"] > 0:
-                    cells.append(f"{m.at[c, 'rejection_pct']:.1f} "
-                                 f"({m.at[c, 'refused']}/{m.at[c, 'scored']})")
+                    rate = float(m.at[c, "rejection_pct"])
+                    cells.append((f"{rate:.1f} ({m.at[c, 'refused']}/{m.at[c, 'scored']})", rate))
                 else:
-                    cells.append("–")
-            rows.append(cells)
-        parts += [f"## {DATASET_TITLES[ds]}", "", _md_table(["model"] + names, rows), ""]
+                    cells.append(("–", math.nan))
+            rows.append((str(model), cells))
+        tables.append((ds, names, rows))
+    return tables
+
+
+def category_markdown(report: Report) -> str:
+    cats = report.categories
+    parts = ["# Rejection rate per category", "",
+             "Each cell: rejection % (refused / scored). " + CI_RULE + " The CIs are in "
+             "per_category.csv.", ""]
+    if cats.empty:
+        return "\n".join(parts + ["_No results of your own._"]) + "\n"
+    for ds, names, rows in category_tables(cats):
+        cells = [[model] + [text for text, _ in row] for model, row in rows]
+        parts += [f"## {DATASET_TITLES[ds]}", "", _md_table(["model"] + names, cells), ""]
     corr = category_corrections_rows(report)
     if corr:
         parts += ["## Corrected rate per category", "", CATEGORY_CORRECTION_RULE, "",
