@@ -1,15 +1,15 @@
 """The HTML page: one self-contained file, images embedded, tables sortable.
 
 The page is a list of sections (SECTIONS), each a function of the page's inputs that returns
-its HTML, or "" to be left out. A new view is one more function in that list. Every piece of
-text from the inputs goes through html.escape (see htmlkit): it is data, never markup.
+its HTML, or "" to be left out: it gathers the section's values and calls the section's macro
+in templates/sections.html.j2, which lays them out (the engine escapes them: see htmlkit).
+A new view is one more function in that list and one more macro.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import html
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +32,7 @@ from orbench.report.html_tables import (
 )
 from orbench.report.judges import AUDIT_RULE
 from orbench.report import examples_html
-from orbench.report.htmlkit import CSS, JS, data_uri, paragraph
+from orbench.report.htmlkit import ENV, asset, data_uri, macros
 from orbench.report.markdown import CATEGORY_CORRECTION_RULE
 
 
@@ -45,88 +45,52 @@ class Page:
     model_charts: Mapping[str, Path]
 
 
+def _sections():
+    return macros("sections.html.j2")
+
+
 def warnings_section(page: Page) -> str:
-    """Right after the summary: one line per cause, naming the models, saying what to do."""
-    if not page.report.warnings:
-        return ""
-    items = "".join(f'<li class="warn">⚠ {html.escape(w)}</li>' for w in page.report.warnings)
-    return f'<h2 id="warnings">Warnings</h2><ul class="advice">{items}</ul>'
+    return _sections().warnings(page.report.warnings) if page.report.warnings else ""
 
 
 def summary_section(page: Page) -> str:
     report = page.report
-    xname = DATASET_TITLES[report.x]
-    parts = [
-        "<h2>Summary</h2>",
-        paragraph(TRADEOFF_RULE.format(x=xname) + score_basis(report) + " Click a column header to re-sort."),
-        f"<p>{html.escape(CI_RULE)} Rejection rate = refused / scored (rows with no verdict, and rows "
-        "whose request or judge call failed, are not in the denominator; their counts are in the "
-        "details). <b>rates from</b>: stage 4's keyword rules, an LLM judge's verdicts (stage 5), or the "
-        "keyword rate corrected by a judged random sample (see below). A judge that failed its audit "
-        "against human labels is set aside (see Judges).</p>",
-    ]
-    if report.choice.note():
-        parts.append(f'<p class="warn"><b>{html.escape(report.choice.note())}</b></p>')
-    parts.append(summary_html(report))
-    paper = paper_html(report)
-    if paper:
-        # Folded below the user's own models: the result they came for comes first.
-        opened = " open" if report.summary.empty else ""
-        parts += [f'<details class="paper"{opened}><summary>The paper\'s published numbers '
-                  f"({len(report.paper)} models), for comparison</summary>",
-                  '<p class="note">* = a model that was also a judge in the paper\'s moderation '
-                  "ensemble. The paper published no 80K rates.</p>", paper, "</details>"]
-    if report.notes:
-        parts.append("<ul>" + "".join(f'<li class="note">{html.escape(n)}</li>'
-                                      for n in report.notes) + "</ul>")
-    return "\n".join(parts)
+    lead = (TRADEOFF_RULE.format(x=DATASET_TITLES[report.x]) + score_basis(report)
+            + " Click a column header to re-sort.")
+    return _sections().summary(
+        lead=lead, ci_rule=CI_RULE, choice_note=report.choice.note(), tables=summary_html(report),
+        paper=paper_html(report), paper_models=0 if report.paper is None else len(report.paper),
+        paper_open=report.summary.empty, notes=report.notes)
 
 
 def judges_section(page: Page) -> str:
     body = judges_html(page.report)
-    if not body:
-        return ""
-    return "\n".join(['<h2 id="judges">Judges</h2>', paragraph(AUDIT_RULE), body])
+    return _sections().judges(AUDIT_RULE, body) if body else ""
 
 
 def corrections_section(page: Page) -> str:
     body = corrections_html(page.report)
-    if not body:
-        return ""
-    return "\n".join(["<h2>Keyword rules checked by a judged sample</h2>",
-                      paragraph(CORRECTION_RULE), body])
+    return _sections().corrections(CORRECTION_RULE, body) if body else ""
 
 
 def figure_section(page: Page) -> str:
-    xname = DATASET_TITLES[page.report.x]
     bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
             "of the chosen verdicts, with Wilson 95% CIs." if corrections_used(page.report)
             else "Error bars: Wilson 95% CIs.")
     if page.report.choice.prefer is None and any(a.failed for a in page.report.judges.values()):
         bars += " Where a judge failed its audit, its verdicts are not plotted: those points are keyword rates."
-    return "\n".join([
-        "<h2>Over-refusal vs. safety</h2>",
-        f'<figure><img alt="trade-off figure" src="{data_uri(page.tradeoff.svg, "image/svg+xml")}">',
-        f"<figcaption>x: rejection rate on {html.escape(xname)}; y: rejection rate on "
-        f"OR-Bench-Toxic. Top-left is best. {html.escape(bars)}</figcaption></figure>",
-    ])
+    return _sections().figure(data_uri(page.tradeoff.svg, "image/svg+xml"), DATASET_TITLES[page.report.x], bars)
 
 
 def categories_section(page: Page) -> str:
-    parts = ["<h2>Rejection rate per category</h2>", "<p>Cell: rejection % (refused / scored).</p>",
-             category_html(page.report)]
-    corrected = category_corrections_html(page.report)
-    if corrected:
-        parts += ["<h3>Corrected rate per category</h3>", paragraph(CATEGORY_CORRECTION_RULE), corrected]
-    return "\n".join(parts)
+    return _sections().categories(category_html(page.report), CATEGORY_CORRECTION_RULE,
+                                  category_corrections_html(page.report))
 
 
 def models_section(page: Page) -> str:
     if not page.model_charts:
         return ""
-    figs = [f'<figure><img alt="{html.escape(model)} per category" '
-            f'src="{data_uri(path, "image/png")}"></figure>' for model, path in page.model_charts.items()]
-    return "\n".join(['<h2>Per model</h2><div class="models">', *figs, "</div>"])
+    return _sections().models([(model, data_uri(path, "image/png")) for model, path in page.model_charts.items()])
 
 
 def examples_section(page: Page) -> str:
@@ -138,7 +102,7 @@ def disagreements_section(page: Page) -> str:
 
 
 def files_section(page: Page) -> str:
-    return "<h2>Input files</h2>\n" + files_html(page.report) if page.report.files else ""
+    return _sections().files(files_html(page.report)) if page.report.files else ""
 
 
 SECTIONS: list[Callable[[Page], str]] = [
@@ -146,8 +110,8 @@ SECTIONS: list[Callable[[Page], str]] = [
     models_section, examples_section, disagreements_section, files_section,
 ]
 
-STYLE = CSS + examples_html.CSS
-SCRIPT = JS + examples_html.JS
+STYLE = asset("page.css") + asset("examples.css")
+SCRIPT = asset("page.js") + asset("examples.js")
 
 
 def _csp_hash(text: str) -> str:
@@ -163,20 +127,8 @@ CSP = ("default-src 'none'; img-src data:; style-src " + _csp_hash(STYLE) + "; s
 
 def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[str, Path]) -> str:
     """One page, no external references: images are embedded as data URIs."""
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = Page(report=report, tradeoff=tradeoff, model_charts=model_charts)
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP)}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>OR-Bench report</title>", f"<style>{STYLE}</style></head><body>",
-        "<h1>OR-Bench report</h1>",
-        f'<p class="note">Made by orbench {html.escape(__version__)} on {when} from '
-        f"{len(report.files)} result file(s). Every number is computed from those files.</p>",
-    ]
-    links = examples_html.nav(report)
-    if links:
-        parts.append(links)
-    parts += [s for s in (section(page) for section in SECTIONS) if s]
-    parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
-    return "\n".join(parts) + "\n"
+    return ENV.get_template("page.html.j2").render(
+        csp=CSP, style=STYLE, script=SCRIPT, version=__version__, files=len(report.files),
+        when=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), nav=examples_html.nav(report),
+        sections=[s for s in (section(page) for section in SECTIONS) if s]) + "\n"
