@@ -53,7 +53,8 @@ audit), choice (whose verdicts count), provenance (hard sets built from the test
 rates (Wilson rates, the summary), correction (corrected rates), advice (the warnings, one
 per cause), examples (the rows behind the rates, for reading), build (the Report),
 summary_view (the summary as read), markdown, figures and labels, htmlkit / html_tables /
-examples_html / page (the HTML page, a list of sections), write, cli.
+examples_html / page (the HTML page, a list of sections drawn by the autoescaped Jinja2
+templates in templates/), write, cli.
 
 Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,
 tradeoff.png, tradeoff.svg, models/*.png (rate per category per model) and report.html,
