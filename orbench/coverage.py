@@ -153,7 +153,7 @@ def rounds_table(parts: dict[str, Part], runs: int, seed: int, target_pts: float
 
 
 def sources_table(parts: dict[str, Part], runs: int, seed: int, size: int = 300) -> str:
-    lines = [f"| source (as it comes, N = 2,000) | refuses | keyword rate | " + " | ".join(COLUMNS) + " |",
+    lines = ["| source (as it comes, N = 2,000) | refuses | keyword rate | " + " | ".join(COLUMNS) + " |",
              "|---|---:|---:|" + "---|" * len(COLUMNS)]
     for name, part in parts.items():
         cells = compare(part, natural(name), size, runs, seed)

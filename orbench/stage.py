@@ -152,8 +152,12 @@ def execute(
     transform: Callable[[list[dict[str, str]]], list[dict[str, str]]] | None = None,
     workers: int | None = None,
     batch: Any = None,
+    last_round: bool = True,
 ) -> StageResult:
     """Run the jobs with resume, then write the ordered file and the settings JSON.
+
+    ``last_round=False`` (a round of stage 5's --target_halfwidth before the last) keeps the
+    settings JSON saying the run is not complete.
 
     With ``batch`` (orbench.batch.BatchOptions) the requests that the cache cannot answer go
     through a batch engine first, under the output's lock; the normal path then finishes."""
@@ -188,7 +192,7 @@ def execute(
         rows = output.finalize([j.key for j in jobs], transform)
         final = {
             **info,
-            "complete": counts.failed == 0,
+            "complete": last_round and counts.failed == 0,
             "rows_total": len(jobs),
             "rows_done": counts.done + counts.skipped_done,
             "rows_done_before": counts.skipped_done,

@@ -42,6 +42,7 @@ from orbench.stats import Z_95
 
 STRATA_EDGES = (0.0, 0.03, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.97, 1.0)
 N_STRATA = len(STRATA_EDGES) - 1
+DF = 0.0
 MIN_JUDGED = 5  # judged rows a stratum needs before it stands on its own
 _OUTER_STEPS = 26  # bisection steps for each end of the interval (2^-26 of the range)
 _INNER_STEPS = 40  # bisection steps for the Lagrange multiplier, on an asinh scale
@@ -99,10 +100,11 @@ def stratified_wilson(x, n, W, z: float = Z_95) -> tuple[np.ndarray, np.ndarray,
     W = np.asarray(W, dtype=float)
     safe_n = np.where(n > 0, n, 1.0)
     est = (W * np.where(n > 0, x / safe_n, 0.0)).sum(axis=1)
+    var_n = np.maximum(safe_n - DF, 1.0) if DF else safe_n
 
     def outside(t):  # > 0 where t is outside the interval
         p = _rates_at(t, x, n, W)
-        return (est - t) ** 2 - z * z * (W * W * p * (1.0 - p) / safe_n).sum(axis=1)
+        return (est - t) ** 2 - z * z * (W * W * p * (1.0 - p) / var_n).sum(axis=1)
 
     zero, one = np.zeros_like(est), np.ones_like(est)
     a, b = zero.copy(), est.copy()
