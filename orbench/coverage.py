@@ -178,7 +178,7 @@ SECTIONS = ("coverage", "rounds", "sources", "calls")
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m orbench.coverage", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=500, help="simulated runs per cell (default 500)")
+    ap.add_argument("--runs", type=int, default=2000, help="simulated runs per cell (default 2,000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated: {' '.join(SECTIONS)}")
     ap.add_argument("--pool_dir", default=None, help="the development pool (default ../shared/data)")

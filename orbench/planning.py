@@ -60,7 +60,7 @@ def judged_by_stratum(rows, total, design: str = UNIFORM, floor: float = DEFAULT
 
 
 def predicted_halfwidth(strata: Strata, total, design: str = UNIFORM, floor: float = DEFAULT_FLOOR,
-                        z: float = Z_95) -> np.ndarray:
+                        z: float | None = None) -> np.ndarray:
     """Half-width the sample's rates would give at `total` judged rows (shape (R,))."""
     merged = strata.merged()
     future = judged_by_stratum(strata.rows, total, design, floor)
@@ -89,7 +89,7 @@ def _smallest_size(halfwidth_at, population, target: float) -> np.ndarray:
 
 
 def calls_for(strata: Strata, target: float, design: str = UNIFORM, floor: float = DEFAULT_FLOOR,
-              z: float = Z_95) -> np.ndarray:
+              z: float | None = None) -> np.ndarray:
     """Judge calls (rows judged in all) for a half-width of `target` (a fraction)."""
     return _smallest_size(lambda n: predicted_halfwidth(strata, n, design, floor, z),
                           strata.rows.sum(axis=1), target)

@@ -42,10 +42,9 @@ from orbench.stats import Z_95
 
 STRATA_EDGES = (0.0, 0.03, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.97, 1.0)
 N_STRATA = len(STRATA_EDGES) - 1
-DF = 0.0
-MIN_JUDGED = 5  # judged rows a stratum needs before it stands on its own
-_OUTER_STEPS = 26  # bisection steps for each end of the interval (2^-26 of the range)
-_INNER_STEPS = 40  # bisection steps for the Lagrange multiplier, on an asinh scale
+MIN_JUDGED = 10  # judged rows a stratum needs before it stands on its own
+_MU_RANGE = 40.0  # asinh of the largest Lagrange multiplier tried (about 1e17)
+_STEPS = 52  # bisection steps on asinh(mu) for each end of the interval
 
 
 def stratum_of(scores) -> np.ndarray:
@@ -63,63 +62,75 @@ def _constrained_p(mu, x, n, W) -> np.ndarray:
     """Each stratum's maximum-likelihood rate for the Lagrange multiplier mu (shape (R, 1)).
 
     Maximises x log p + (n - x) log(1 - p) - mu W p: the root in [0, 1] of
-    mu W p^2 - (n + mu W) p + x = 0, written in the form that is stable for either sign of mu.
-    A stratum with no refusal stays at 0 until mu W < -n (then 1 + n / (mu W)).
+    a p^2 - b p + x = 0 (a = mu W, b = n + a), in the form without cancellation for the
+    sign of b. A stratum with no refusal stays at 0 until a < -n, then 1 + n / a.
     """
     a = mu * W
+    b = n + a
+    root = np.sqrt(np.clip(b * b - 4.0 * a * x, 0.0, None))
     with np.errstate(invalid="ignore", divide="ignore"):
-        b = n + a
-        den = b + np.sqrt(np.clip(b * b - 4.0 * a * x, 0.0, None))
-        p = np.where(den > 0, 2.0 * x / np.where(den > 0, den, 1.0), 0.0)
-        none = np.where(a < -n, 1.0 + n / np.where(a != 0, a, 1.0), 0.0)
-    p = np.where(x <= 0, none, p)
+        plus = 2.0 * x / np.where(b + root > 0, b + root, 1.0)  # b >= 0
+        minus = (b - root) / np.where(a != 0, 2.0 * a, 1.0)  # b < 0, hence a < 0
+    p = np.where(b >= 0, np.where(b + root > 0, plus, 0.0), minus)
     return np.clip(np.where(n > 0, p, 0.0), 0.0, 1.0)
 
 
-def _rates_at(t, x, n, W) -> np.ndarray:
-    """The strata's rates refitted under sum W p = t (t: shape (R,))."""
-    lo = np.full(t.shape, -40.0)
-    hi = np.full(t.shape, 40.0)
-    for _ in range(_INNER_STEPS):
-        mid = (lo + hi) / 2.0
-        total = (W * _constrained_p(np.sinh(mid)[:, None], x, n, W)).sum(axis=1)
-        above = total > t  # the total falls as mu rises
-        lo = np.where(above, mid, lo)
-        hi = np.where(above, hi, mid)
-    return _constrained_p(np.sinh((lo + hi) / 2.0)[:, None], x, n, W)
-
-
-def stratified_wilson(x, n, W, z: float = Z_95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stratified_wilson(x, n, W, z: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(estimate, low, high) of sum_h W_h x_h / n_h, from arrays of shape (R, H).
 
     x: refusals (effective, may be fractional), n: effective judged rows, W: population
-    shares (each run's W sum to 1). Strata with n == 0 must have W == 0.
+    shares (each run's W sum to 1). Strata with n == 0 must have W == 0. z: the normal
+    quantile; by default Student's t at 97.5% with the Welch-Satterthwaite degrees of freedom
+    of the strata's variance (small strata widen the interval a little, as a t test would).
+
+    The refitted rates trace one path as the Lagrange multiplier mu runs from 0 (the
+    estimate) to +inf (rate 0) or -inf (rate 1); each end of the interval is where that path
+    leaves the acceptance region, found by bisection on asinh(mu).
     """
     x = np.asarray(x, dtype=float)
     n = np.asarray(n, dtype=float)
     W = np.asarray(W, dtype=float)
     safe_n = np.where(n > 0, n, 1.0)
     est = (W * np.where(n > 0, x / safe_n, 0.0)).sum(axis=1)
-    var_n = np.maximum(safe_n - DF, 1.0) if DF else safe_n
+    zz = t_quantile_975(satterthwaite_df(x, n, W)) if z is None else np.full(est.shape, float(z))
 
-    def outside(t):  # > 0 where t is outside the interval
-        p = _rates_at(t, x, n, W)
-        return (est - t) ** 2 - z * z * (W * W * p * (1.0 - p) / var_n).sum(axis=1)
+    def gap(s):  # > 0 where the path's point at asinh(mu) = s is outside the interval
+        p = _constrained_p(np.sinh(s)[:, None], x, n, W)
+        rate = (W * p).sum(axis=1)
+        return (est - rate) ** 2 - zz * zz * (W * W * p * (1.0 - p) / safe_n).sum(axis=1), rate
 
-    zero, one = np.zeros_like(est), np.ones_like(est)
-    a, b = zero.copy(), est.copy()
-    for _ in range(_OUTER_STEPS):
-        mid = (a + b) / 2.0
-        out = outside(mid) > 0
-        a, b = np.where(out, mid, a), np.where(out, b, mid)
-    low = np.where(outside(zero) > 0, (a + b) / 2.0, 0.0)
-    a, b = est.copy(), one.copy()
-    for _ in range(_OUTER_STEPS):
-        mid = (a + b) / 2.0
-        out = outside(mid) > 0
-        a, b = np.where(out, a, mid), np.where(out, mid, b)
-    high = np.where(outside(one) > 0, (a + b) / 2.0, 1.0)
-    return est, np.minimum(low, est), np.maximum(high, est)
+    ends = []
+    for far_end, beyond in ((_MU_RANGE, 0.0), (-_MU_RANGE, 1.0)):
+        inside, outside = np.zeros_like(est), np.full(est.shape, far_end)
+        for _ in range(_STEPS):
+            mid = (inside + outside) / 2.0
+            out = gap(mid)[0] > 0
+            inside, outside = np.where(out, inside, mid), np.where(out, mid, outside)
+        reaches = gap(np.full(est.shape, far_end))[0] > 0
+        ends.append(np.where(reaches, gap((inside + outside) / 2.0)[1], beyond))
+    return est, np.minimum(ends[0], est), np.maximum(ends[1], est)
+
+
+def satterthwaite_df(x, n, W) -> np.ndarray:
+    """Welch-Satterthwaite degrees of freedom of sum_h W_h^2 p_h (1 - p_h) / n_h, with each p_h
+    taken as (x_h + 0.5) / (n_h + 1) so that a stratum with no refusal still counts."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (x + 0.5) / (n + 1.0)
+        a = np.where(n > 0, W * W * p * (1.0 - p) / np.where(n > 0, n, 1.0), 0.0)
+        per = np.where(n > 1, a * a / np.maximum(n - 1.0, 1.0), 0.0)
+        df = a.sum(axis=1) ** 2 / per.sum(axis=1)
+    return np.where(np.isfinite(df) & (df > 0), df, np.inf)
+
+
+def t_quantile_975(df) -> np.ndarray:
+    """The 0.975 quantile of Student's t (Cornish-Fisher expansion; within 0.2% for df >= 3)."""
+    z = Z_95
+    v = np.maximum(np.asarray(df, dtype=float), 1.0)
+    g1 = (z ** 3 + z) / 4.0
+    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96.0
+    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384.0
+    g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160.0
+    return z + g1 / v + g2 / v ** 2 + g3 / v ** 3 + g4 / v ** 4
 
 
 def merge_map(judged, minimum: int = MIN_JUDGED) -> np.ndarray:
@@ -198,7 +209,7 @@ def strata_from_rows(stratum, judged, refused, pi, n_strata: int = N_STRATA) -> 
                   total(w * w))
 
 
-def strata_interval(strata: Strata, z: float = Z_95,
+def strata_interval(strata: Strata, z: float | None = None,
                     minimum: int = MIN_JUDGED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(estimate, low, high) per run; nan where a run has no judged row."""
     x, n, W = strata.merged(minimum).effective()

@@ -88,7 +88,7 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     summary = summarize(selected, x=x, corrections=corrections, use_corrected=use_corrected)
     categories = category_table(selected, list(summary["model"]))
     categories = with_category_corrections(categories, correction_table(
-        results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
+        results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY, plan=False))
     for f in files:
         if f.complete is False:
             notes.append(f"{f.path.name}: its run.json says the run is not complete; "
