@@ -13,7 +13,8 @@ never reached (nan).
 
 Two rounds (stage 5 --target_halfwidth H --sample MAX): a pilot of PILOT_SIZE judged rows
 (or MAX, if smaller); if its half-width is above H, one extension to the size the pilot
-predicts for H, times EXTENSION_MARGIN, at most MAX.
+predicts for H, times EXTENSION_MARGIN, at most MAX (all of MAX when the pilot's estimator
+cannot reach H at any size).
 
 Half-widths here are (high - low) / 2, as fractions (the report prints points).
 """
@@ -30,7 +31,7 @@ from orbench.stratified import N_STRATA, Strata, by_group, merge_map, stratified
 from orbench.stats import Z_95
 
 PILOT_SIZE = 100
-EXTENSION_MARGIN = 1.1  # the pilot's variance is itself an estimate: aim a little past the target
+EXTENSION_MARGIN = 1.25  # the pilot's variance is itself an estimate: aim past the target
 TARGETS_PTS = (1, 2, 3)
 _SIZE_STEPS = 20
 
@@ -115,7 +116,8 @@ def pilot_size(maximum: int) -> int:
 
 
 def extension_size(needed: float, pilot: int, maximum: int) -> int:
-    """Rows to judge in all after the pilot: the pilot's prediction with a margin, within MAX."""
-    if math.isnan(needed) or needed <= pilot:
-        return pilot
-    return int(min(maximum, math.ceil(needed * EXTENSION_MARGIN)))
+    """Rows to judge in all after a pilot that missed the target: the pilot's prediction with
+    a margin (at least the pilot with the margin: the pilot was unlucky), within MAX."""
+    if math.isnan(needed):
+        return maximum
+    return int(min(maximum, math.ceil(max(needed, pilot) * EXTENSION_MARGIN)))
