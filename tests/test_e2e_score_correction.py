@@ -77,6 +77,5 @@ def test_the_score_powered_interval_covers_and_is_narrower_than_todays(harness, 
                     int((~j & k).sum()), len(judged))
     assert today.ci_low * 100 <= truth <= today.ci_high * 100
     today_half = 50.0 * (today.ci_high - today.ci_low)
-    print(f"new ±{s['hard_halfwidth_pts']:.2f}, today ±{today_half:.2f}")
     assert s["hard_halfwidth_pts"] < 0.6 * today_half, (s["hard_halfwidth_pts"], today_half)
     assert s["hard_halfwidth_pts"] <= 3.0
