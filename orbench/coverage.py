@@ -45,6 +45,7 @@ CASES = (
     Case("score carries nothing (mistralguard, scores shuffled)", "xstest/mistralguard", shuffle=True),
 )
 COLUMNS = ("today", "middle", "new", "new, score design")
+BY_CASE_NAME = {c.name.split(" (")[0]: c for c in CASES}  # short names, as the tests use them
 
 
 def _rng(seed: int, *keys: int) -> np.random.Generator:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orbench.coverage import CASES, compare, two_rounds
+from orbench.coverage import BY_CASE_NAME as BY_NAME, compare, two_rounds
 from orbench.design import SCORE, UNIFORM
 from orbench.simulation import Case, design_draw, held_out_parts, populations, score_strata
 from orbench.stratified import Z_95, strata_interval
@@ -22,7 +22,6 @@ from tests.conftest import REPO_ROOT
 
 RUNS = 2000  # per cell: the coverage of a 95% interval is then known to about ±0.5 points
 MIN_COVERAGE = 0.93
-BY_NAME = {c.name.split(" (")[0]: c for c in CASES}
 
 
 @pytest.fixture(scope="module")
