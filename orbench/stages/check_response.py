@@ -1,5 +1,6 @@
 """Stage 5: an LLM judge (or an ensemble) sorts each response into direct_answer /
-direct_refusal / indirect_refusal, on every row or on a uniform random sample."""
+direct_refusal / indirect_refusal, on every row or on a random sample (uniform, or aimed at the
+detector's doubt; in one round or two)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def build_parser(doc: str | None):
                    help="how an ensemble decides a row; judges without a verdict sit it out (default majority)")
     p.add_argument("--input_file", required=True, help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
     p.add_argument("--sample", type=positive_int, default=None, metavar="N",
-                   help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
+                   help="judge a random sample of N scored rows (all of them if there are fewer; see --design)")
     p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     p.add_argument("--design", choices=DESIGNS, default=UNIFORM,
                    help="uniform: every scored row equally likely (default); score: rows whose refusal_score is "
