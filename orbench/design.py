@@ -80,7 +80,7 @@ class Design:
     floor: float | None = None  # score only
     expected_rows: float | None = None  # score only: the sum of the pi
     strata_edges: tuple[float, ...] | None = None  # score only
-    detector: str | None = None  # the score's detector fingerprint, when stage 4 recorded it
+    detector: str | None = None  # stage 4's detector fingerprint (its refusal_weights), when recorded
 
     def as_info(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if v is not None}
@@ -100,7 +100,7 @@ def draw_design(identities: Sequence[str], scores: Sequence[float] | None, size:
     if name == UNIFORM:
         chosen = draw(identities, size, seed).chosen
         pi = uniform_probability(n_rows, size)
-        return Drawn(chosen, [pi] * len(chosen), Design(UNIFORM, size, seed, n_rows))
+        return Drawn(chosen, [pi] * len(chosen), Design(UNIFORM, size, seed, n_rows, detector=detector))
     if name != SCORE:
         raise ValueError(f"unknown design {name!r}")
     if scores is None or len(scores) != n_rows:

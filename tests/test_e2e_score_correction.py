@@ -19,7 +19,7 @@ from orbench import report as rp
 from orbench.estimators import correct
 from orbench.stages import alignment, check_response
 from tests.responders import judged_pair, last_user, stage_of
-from tests.stage_helpers import harness, read_csv, write_csv  # noqa: F401  (fixture)
+from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)
 
 N_ROWS = 1000
 JUDGED = 300
@@ -62,6 +62,10 @@ def test_the_score_powered_interval_covers_and_is_narrower_than_todays(harness, 
     judged_path = "judged/target_merged_or-bench-hard-1k_response_check_merged_judge.csv"
     assert harness.run(check_response.main, "--check_model=judge", f"--input_file={stage4}", f"--sample={JUDGED}",
                        "--seed=1", f"--output_path={judged_path}") == 0
+
+    design = runinfo(harness.work / judged_path)["sample_design"]
+    assert design["name"] == "uniform" and design["size"] == JUDGED and design["population"] == N_ROWS
+    assert design["detector"] == runinfo(stage4)["refusal_weights"] and design["detector"].startswith("sha256:")
 
     out = harness.work / "report"
     assert rp.main([str(harness.work / "judged"), "--output_dir", str(out)]) == 0
