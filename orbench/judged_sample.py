@@ -35,7 +35,8 @@ from orbench.resume import content_hash
 from orbench.runner import Job
 from orbench.sampling import is_scored, keyword_verdict
 
-KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)  # stage 5's row identity
+KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)  # stage 5's row identity (its KEY_COLUMNS)
+
 
 def candidates(jobs: Sequence[Job], has_keyword: bool) -> list[Job]:
     """Rows a sample may hold: stage 4 gave them a verdict (or, without one, a response)."""
