@@ -71,7 +71,7 @@ def estimate(pop_scores, pop_keyword, judged_scores, judged_keyword, judged_refu
     y = np.asarray(judged_refused, dtype=bool)
     nan = math.nan
     if len(pop_keyword) == 0 or len(y) == 0:
-        return Estimate(nan, nan, nan, KEYWORD_ESTIMATOR)
+        return Estimate(nan, nan, nan, KEYWORD_ESTIMATOR, {t: nan for t in targets})
     if pop_scores is not None and judged_scores is not None and has_scores(pop_scores) and has_scores(judged_scores):
         strata = _strata(pop_scores, judged_scores, y, judged_pi)
         est, low, high = (float(v[0]) for v in strata_interval(strata))

@@ -209,3 +209,13 @@ def test_a_run_killed_between_rounds_resumes_without_paying_twice(harness, monke
     final = runinfo(out)["rounds"][-1]["sample_size"]
     asked = [judged_pair(r.body)[0] for r in chat_requests(srv, "judge")]
     assert len(asked) == len(set(asked)) == final  # each row judged once over both runs
+
+
+def test_rounds_with_nothing_to_sample_end_cleanly(harness, capsys):
+    harness.serve(judge_by_text)
+    write_csv(harness.work / "m_merged_x.csv", [{"prompt": "q", "is_rejected": "empty", "refusal_score": "",
+                                                  "response": "", "category": "hate"}])
+    assert harness.run(main, *rounds_args(3)) == 0
+    info = runinfo(harness.work / "m_merged_x_response_check_merged_fake.csv")
+    assert info["sampled_rows"] == 0 and info["stopped"].startswith("stopped at --sample 600")
+    assert "nothing to sample" in capsys.readouterr().err
