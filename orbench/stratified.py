@@ -18,8 +18,9 @@ like random groups and the interval is that of the judged sample alone.
 
 Interval: the stratified score (Wilson) interval. For a candidate rate t, each stratum's p_h
 is refitted by maximum likelihood under sum_h W_h p_h = t, and t is inside when
-(rate - t)^2 <= z^2 * sum_h W_h^2 p_h (1 - p_h) / n'_h. With one stratum this is exactly the
-Wilson interval. Like Wilson, it keeps a width when a stratum shows no refusal (or no answer)
+(rate - t)^2 <= q^2 * sum_h W_h^2 p_h (1 - p_h) / n'_h, q being Student's t at 97.5% with the
+Welch-Satterthwaite degrees of freedom of that sum (1.96 for large strata). With one stratum
+and q = 1.96 this is exactly the Wilson interval. Like Wilson, it keeps a width when a stratum shows no refusal (or no answer)
 at all: zero refusals in 100 judged rows of a band still leaves up to about 3.7% there.
 n'_h carries the design: the Kish effective size of the judged rows (their weights 1/pi)
 divided by the finite-population correction (N_h - n_h) / (N_h - 1), so a stratum judged
@@ -27,6 +28,8 @@ in full is known exactly.
 
 Strata with fewer than MIN_JUDGED judged rows are merged with their neighbours (in score
 order) first; merging looks only at how many rows were judged, never at their verdicts.
+Why this interval and these settings (and not a cross-fitted PPI++ or per-stratum MOVER),
+by simulation: REFUSAL_CHECKING.md, benchmarks/estimator_candidates.py, orbench.coverage.
 
 Every function takes numpy arrays with a leading axis of runs (the coverage simulations
 compute thousands of intervals at once); the report calls them with one run.
