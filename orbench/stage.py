@@ -153,8 +153,12 @@ def execute(
     workers: int | None = None,
     batch: Any = None,
     also_plan: tuple[Sequence[Job], Callable[[Job], Awaitable[Outcome]]] | None = None,
+    last_round: bool = True,
 ) -> StageResult:
     """Run the jobs with resume, then write the ordered file and the settings JSON.
+
+    ``last_round=False`` (a round of stage 5's --target_halfwidth before the last) keeps the
+    settings JSON saying the run is not complete.
 
     With ``batch`` (orbench.batch.BatchOptions) the requests that the cache cannot answer go
     through a batch engine first, under the output's lock; the normal path then finishes.
@@ -191,7 +195,7 @@ def execute(
         rows = output.finalize([j.key for j in jobs], transform)
         final = {
             **info,
-            "complete": counts.failed == 0,
+            "complete": last_round and counts.failed == 0,
             "rows_total": len(jobs),
             "rows_done": counts.done + counts.skipped_done,
             "rows_done_before": counts.skipped_done,

@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Sequence
 from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
-from orbench.report.samples import adopt_stage4, sample_source
+from orbench.report.samples import adopt_stage4, sample_design, sample_source
 
 _STAGE5_NAME = re.compile(r"^(?P<stem>.+)_response_check_(?P<kind>merged|failed)_(?P<judge>.+)$")
 _STAGE4_NAME = re.compile(r"^(?P<model>.+?)_(?P<kind>merged|failed|rejected|accepted)_(?P<input>.+)$")
@@ -149,14 +149,17 @@ def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None
     entries = _expand(inputs)
     parsed = [(path, _describe(path)) for path in entries]
     sample_of: dict[Path, Path] = {}
+    designs: dict[Path, tuple[str, float | None]] = {}
     seen = {p.resolve() for p in entries}
     for path, info in list(parsed):
         if info["stage"] != 5:
             continue
-        src = sample_source(path, _stage5_run(path, info), samples or {})
+        run = _stage5_run(path, info)
+        src = sample_source(path, run, samples or {})
         if src is None:
             continue
         sample_of[path] = src
+        designs[path] = sample_design(run)
         if src not in seen:  # the stage-4 file was not given: read it anyway
             seen.add(src)
             parsed.append((src, _describe(src)))
@@ -208,7 +211,8 @@ def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None
                 "or --dataset FILE=hard")
         files.append(ResultFile(path=path, stage=info["stage"], kind=info["kind"],
                                 model=model, dataset=dataset, judge=judge, complete=complete,
-                                sample_of=sample_of.get(path)))
+                                sample_of=sample_of.get(path), design=designs.get(path, ("", None))[0],
+                                design_floor=designs.get(path, ("", None))[1]))
     files = adopt_stage4(files)
     _check_duplicates(files)
     return files

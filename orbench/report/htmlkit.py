@@ -26,6 +26,7 @@ img{max-width:100%;height:auto;border:1px solid #eee}
 .note{color:#555}.warn{color:#a33}
 td.warn{color:#a33;font-weight:600}tr.unreliable td{background:#fff4f2}
 td.wrap{white-space:normal;text-align:left;min-width:11em;max-width:30em}
+td.name{white-space:normal;text-align:left;overflow-wrap:anywhere;min-width:6em}
 th{white-space:normal}td.path{white-space:normal;text-align:left;overflow-wrap:anywhere;min-width:12em}
 ul.advice li{margin:.35em 0}details.details{margin:.6em 0}details.details>summary{cursor:pointer;color:#555}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}

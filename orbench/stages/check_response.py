@@ -1,5 +1,6 @@
 """Stage 5: an LLM judge (or an ensemble) sorts each response into direct_answer /
-direct_refusal / indirect_refusal, on every row or on a uniform random sample."""
+direct_refusal / indirect_refusal, on every row or on a random sample (uniform, or aimed at the
+detector's doubt; in one round or two)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,22 @@ from typing import Sequence
 
 from ..agreement import pairwise
 from ..batch import add_batch_options, batch_options
-from ..cli import add_run_options, make_client, make_parser, open_cache, positive_int, run_cli
+from ..cli import add_run_options, make_client, make_parser, open_cache, positive_float, positive_int, run_cli
 from ..constants import (
-    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE,
-    COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
+    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
+    COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
 )
 from ..errors import UserError
 from ..llm import CallFailed, LLMClient, LLMResult
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
-from ..resume import StageOutput, content_hash, write_atomic
+from ..resume import StageOutput, write_atomic
 from ..runinfo import read_runinfo, write_runinfo
 from ..runner import Job, Outcome
-from ..sampling import Sample, draw, is_scored, take
+from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
+from ..judged_sample import (
+    SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
+)
 from ..stage import (
     MAX_PROMPT_CHARS, base_info, endpoint_info, execute, jobs_from_rows, key_function, load_rows,
     finish_run, safe_name, sibling, too_long, warn,
@@ -82,19 +86,6 @@ def revote(rows: list[dict[str, str]], names: Sequence[str], rule: str) -> list[
     return rows
 
 
-def only_sampled(rows: list[dict[str, str]], jobs: Sequence[Job]) -> list[dict[str, str]]:
-    """Drop rows an earlier run judged that are not in this run's sample (another seed or
-    size): the file must hold exactly the sample. Their verdicts stay in the cache."""
-    allowed = Counter(content_hash([str(j.row.get(c, "")) for c in KEY_COLUMNS]) for j in jobs)
-    kept = []
-    for r in rows:
-        h = content_hash([str(r.get(c, "")) for c in KEY_COLUMNS])
-        if allowed[h] > 0:
-            allowed[h] -= 1
-            kept.append(r)
-    return kept
-
-
 def build_parser(doc: str | None):
     p = make_parser("check_response.py", doc)
     p.add_argument("--check_model", default="local",
@@ -103,8 +94,16 @@ def build_parser(doc: str | None):
                    help="how an ensemble decides a row; judges without a verdict sit it out (default majority)")
     p.add_argument("--input_file", required=True, help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
     p.add_argument("--sample", type=positive_int, default=None, metavar="N",
-                   help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
+                   help="judge a random sample of N scored rows (all of them if there are fewer; see --design)")
     p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    p.add_argument("--design", choices=DESIGNS, default=UNIFORM,
+                   help="uniform: every scored row equally likely (default); score: rows whose refusal_score is "
+                        "near 0.5 more likely, each row's chance written in inclusion_probability")
+    p.add_argument("--design_floor", type=positive_float, default=DEFAULT_FLOOR, metavar="F",
+                   help=f"--design score: the weight every row gets before its doubt is added (default {DEFAULT_FLOOR})")
+    p.add_argument("--target_halfwidth", type=positive_float, default=None, metavar="H",
+                   help="with --sample MAX: judge a pilot, then grow the sample once (same seed) to reach a 95%% "
+                        "interval of ±H points on the corrected rate, at most MAX rows")
     p.add_argument("--output_path", default=None,
                    help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
     p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS,
@@ -113,17 +112,6 @@ def build_parser(doc: str | None):
     add_run_options(p, temperature=0.0, max_tokens=1000)
     add_batch_options(p)
     return p
-
-
-def choose_jobs(rows: list[dict[str, str]], has_keyword: bool, size: int | None,
-                seed: int) -> tuple[list[Job], Sample]:
-    """Every row, or the sample of scored rows, as jobs."""
-    jobs = jobs_from_rows(rows, KEY_COLUMNS)
-    candidates = [j for j in jobs if is_scored(j.row, has_keyword)]
-    if size is None:
-        return jobs, Sample(size=None, seed=None, population=len(candidates), chosen=list(range(len(jobs))))
-    sample = draw([j.key for j in candidates], size, seed)
-    return take(candidates, sample), sample
 
 
 async def ask_all(clients: Sequence[LLMClient], messages, args) -> list[LLMResult | CallFailed]:
@@ -148,11 +136,16 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     if args.sample is not None and args.limit is not None:
         # A sample of the first rows is not a sample of the file the report corrects.
         raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
+    if args.sample is None and (args.design != UNIFORM or args.target_halfwidth is not None):
+        raise UserError("--design score and --target_halfwidth need --sample N (the most rows to judge)")
     prepared = load_rows(args.input_file, [COL_PROMPT, COL_RESPONSE], COL_PROMPT, args.limit, {COL_TYPE: COL_CATEGORY},
                          seed=args.limit_seed)
     has_keyword = COL_IS_REJECTED in prepared.rows[0]
-    jobs, sample = choose_jobs(prepared.rows, has_keyword, args.sample, args.seed)
-    if args.sample is not None and sample.population == 0:
+    upstream = (read_runinfo(args.input_file) if prepared.source is None else None) or {}
+    all_jobs = jobs_from_rows(prepared.rows, KEY_COLUMNS)
+    sampler = None if args.sample is None else Sampler(
+        candidates(all_jobs, has_keyword), args.seed, args.design, args.design_floor, upstream.get("refusal_weights"))
+    if sampler is not None and not sampler.cands:
         why = f"no row has a True/False {COL_IS_REJECTED!r}" if has_keyword else "no row has a response"
         warn(f"{args.input_file}: nothing to sample, {why}; the output will have no rows")
     cache = open_cache(args)
@@ -164,6 +157,9 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     failed_path = sibling(output_path, "_response_check_merged_", "_response_check_failed_", "_failed")
     unscored_path = sibling(output_path, "_response_check_merged_", "_response_check_unscored_", "_unscored")
     columns = COLUMNS + ([COL_IS_REJECTED] if has_keyword else [])
+    if sampler is not None:  # a judged row carries its score and its inclusion probability
+        columns += ([COL_REFUSAL_SCORE] if COL_REFUSAL_SCORE in prepared.rows[0] else []) + [COL_INCLUSION_PROBABILITY]
+    current_pi: dict[str, float] = {}  # the round being judged: job key -> inclusion probability
     if ensemble:
         columns += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED] + [c for n in names for c in judge_columns(n)]
     output = StageOutput(output_path, columns, failed_path, FAILED_COLUMNS, key_function(KEY_COLUMNS))
@@ -175,6 +171,9 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         row = {COL_PROMPT: prompt, COL_RESPONSE: response, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
         if has_keyword:
             row[COL_IS_REJECTED] = job.row.get(COL_IS_REJECTED, "")
+        if sampler is not None:
+            row.update({COL_REFUSAL_SCORE: job.row.get(COL_REFUSAL_SCORE, ""),
+                        COL_INCLUSION_PROBABILITY: pi_text(current_pi[job.key])})
         if not response.strip():
             # Nothing to judge (an empty or filtered reply in stage 4): unscored, no call.
             row.update({COL_ANSWER_CATEGORY: UNSCORED, COL_ANSWER_TYPE_RESPONSE: ""})
@@ -205,7 +204,6 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
                 COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
 
-    upstream = (read_runinfo(args.input_file) if prepared.source is None else None) or {}
     local = Path(args.input_file)
     if ensemble:
         who = {"check_models": names, "model_id": [c.endpoint.model for c in clients],
@@ -215,31 +213,52 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     info = base_info(
         "response_checker", args, check_model=args.check_model, **who,
         target_model=upstream.get("model"), input_file=str(args.input_file), input_source=prepared.source,
-        input_path=str(local.resolve()) if local.is_file() else None, **sample.as_info(),
+        input_path=str(local.resolve()) if local.is_file() else None,
         skipped_blank_prompts=prepared.skipped_blank, output=str(output_path), failed_output=str(failed_path),
         unscored_output=str(unscored_path),
     )
 
-    def transform(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-        rows = only_sampled(rows, jobs) if args.sample is not None else rows
-        return revote(rows, names, args.vote) if ensemble else rows
+    def run(jobs: list[Job], sample_info: dict, plan: SamplePlan | None, keep: SamplePlan | None, last: bool):
+        def transform(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+            if plan is not None:  # exactly the sample (and, before the last round, what it may grow into)
+                rows = with_probabilities(members(rows, keep or plan), plan)
+            return revote(rows, names, args.vote) if ensemble else rows
 
-    result = execute(
-        jobs=jobs, handler=handle, output=output, clients=clients,
-        failed_row=failed_row, info=info, desc=f"stage 5 {judge}", transform=transform, batch=batch,
-        also_plan=audit.plan(),
-    )
-    extra: dict = {}
+        return execute(jobs=jobs, handler=handle, output=output, clients=clients, failed_row=failed_row,
+                       info={**info, **sample_info}, desc=f"stage 5 {judge}", transform=transform, batch=batch,
+                       also_plan=audit.plan(), last_round=last)
+
+    results = []
+
+    def run_round(plan: SamplePlan, keep: SamplePlan, last: bool):
+        current_pi.clear()
+        current_pi.update(plan.pi)
+        results.append(run(plan.jobs, plan.info, plan, keep, last))
+        return results[-1].rows, results[-1].counts.failed == 0
+
+    rounds = None
+    if sampler is None:
+        plan = None
+        result = run(all_jobs, {"sample_size": None, "sample_seed": None, "sampled_rows": len(all_jobs),
+                                "population_rows": len(candidates(all_jobs, has_keyword))}, None, None, True)
+    elif args.target_halfwidth is None:
+        plan = sampler.plan(args.sample)
+        run_round(plan, plan, True)
+        result = results[-1]
+    else:
+        plan, rounds = in_rounds(sampler, args.sample, args.target_halfwidth, run_round)
+        result = results[-1]
+    extra: dict = dict(rounds or {})
     unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
     if unscored:
         write_atomic(unscored_path, columns, unscored)
     elif unscored_path.exists():
         unscored_path.unlink()
     what = f"judge {judge} on {input_name(args.input_file)}"
-    if args.sample is not None:
-        what += (f", a random sample of {len(sample.chosen)} of its {sample.population} "
-                 f"scored rows (seed {sample.seed}). This is the judge's rate on the sample only; the "
-                 "report corrects the keyword rate of all rows with it")
+    if plan is not None:
+        what += (f", a random sample of {plan.info['sampled_rows']} of its {plan.info['population_rows']} "
+                 f"scored rows ({args.design} design, seed {args.seed}). This is the judge's rate on the sample "
+                 "only; the report corrects the keyword rate of all rows with it")
     print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
                             title=f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"))
     if ensemble:
@@ -254,6 +273,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     write_runinfo(output_path, {**result.info, **extra})
     if unscored:
         print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
+    if rounds is not None:
+        print(rounds_text(rounds))
     return finish_run(result.counts, failed_path, args) or audit.exit_code(args)
 
 
