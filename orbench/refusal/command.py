@@ -111,21 +111,13 @@ def _write_json(payload: object, path: Path) -> None:
 def run_leave_one_out(args: argparse.Namespace, out) -> int:
     from .loo import format_loo, leave_one_out, loo_json, write_scores
     from .pool import load_pool
-    from .train import TrainConfig
+    from .train import TrainConfig, parse_grid
 
     if args.inputs:
         raise EvaluationError("--leave_one_out reads the pool (--pool_dir, --pool_config), not input files")
     if args.uncertain < 0:
         raise EvaluationError("--uncertain must be 0 or more")
-    config = TrainConfig()
-    if args.l2_words is not None:
-        try:
-            grid = tuple(float(v) for v in args.l2_words.split(","))
-        except ValueError:
-            raise EvaluationError(f"--l2_words must be numbers separated by commas, not {args.l2_words!r}") from None
-        if not grid or min(grid) <= 0:
-            raise EvaluationError("--l2_words must be positive")
-        config = TrainConfig(l2_words=grid)
+    config = TrainConfig() if args.l2_words is None else TrainConfig(l2_words=parse_grid(args.l2_words))
     rows = load_pool(args.pool_dir, args.pool_config)
     result = leave_one_out(rows, config, progress=True)
     print(format_loo(result, args.uncertain), file=out)
