@@ -69,6 +69,7 @@ _UNICODE_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2
 _BYTE_TABLE = bytes(b + 32 if 65 <= b <= 90 else 32 if b == 9 else b for b in range(256))
 _MARKUP_BYTES = b"*_`#()[]\r"
 _SPACES = re.compile(rb"  +")
+_QUOTED = re.compile(r'"[^"\n]{1,300}"')
 _THINK = re.compile(r"\s*<(think|thinking|reasoning|reflection)>")
 # Where a sentence ends: . ! ? (with closing quotes) before a space, or a line break.
 _BOUND = re.compile(r"[.!?:\n][.!?:\"'\n]*(?=[ \n])")
@@ -119,20 +120,20 @@ _MIDDLE = (
     r"in good conscience|ethically|responsibly|appropriately|in any way|help you|assist you|"
     r"(?:think|believe|feel) (?:it(?:'s| is| would be) |that (?:it(?:'s| is| would be) )?)?"
     r"(?:appropriate|right|ethical|responsible|wise|okay|ok|comfortable)(?: for me)?)"
-    r"(?: (?:to|with|in))? )?"
+    r"(?: (?:to|with|in))?,? )?"
 )
 _ACT = (
     r"(?:provid|help|assist|writ|wrote|shar|engag|creat|generat|giv|offer|answer|fulfil|comply|support|produc|"
-    r"recommend|suggest|describ|explain|discuss|participat|facilitat|mak|draft|compos|develop|design|condon|"
-    r"encourag|promot|advis|speculat|tell|reveal|disclos|list|detail|endors|contribut|continu|complet|perform|"
+    r"recommend|suggest|describ|explain|discuss|participat|facilitat|mak|draft|compos|develop|design|"
+    r"advis|speculat|tell|reveal|disclos|list|detail|contribut|continu|complet|perform|"
     r"carry out|walk you|teach|show|guid|suppl|output|play|pretend|role-?play|tak|join|respond|repl|repeat|"
     r"say|express|comment|judg|joke|insult|do\b|go along|agree|accept|translat|summari[sz]|identif|locat|find|"
     r"look up|search|send|access|track|obtain|retriev|collect|diagnos|prescrib|predict|verify|confirm|guarantee|"
     r"promis|endang|aid|abet|entertain|indulg|address|fill|spread|perpetuat|serv|act)[a-z']*"
 )
-_SUBJECT_DECLINES = (" " + _ADV + _MODAL + " " + _ADV + _MIDDLE + _ADV + _ACT,
-                     _CONTRACTED_MODAL + " " + _ADV + _MIDDLE + _ADV + _ACT,
-                     " " + _STATE_MODAL + " " + _ADV + _MIDDLE + _ADV + _ACT,
+_SUBJECT_DECLINES = (" " + _ADV + _MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
+                     _CONTRACTED_MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
+                     " " + _STATE_MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
                      r" (?:must|have to|need to|will have to|am going to have to|will) (?:respectfully |politely )?"
                      r"(?:decline|refuse|pass on)\b",
                      r"'(?:ll|m going to) have to (?:respectfully |politely )?(?:decline|refuse|pass)\b")
@@ -311,7 +312,10 @@ def _normalise(response: str) -> str:
         raw = raw.replace(b"\n", b"\n ")
     if b"  " in raw:
         raw = _SPACES.sub(b" ", raw)
-    return " " + raw.decode("utf-8", "replace").strip() + " "
+    text = " " + raw.decode("utf-8", "replace").strip() + " "
+    if '"' in text:  # quoted words are not the model speaking (a line of dialogue, an example reply)
+        text = _QUOTED.sub('""', text)
+    return text
 
 
 def _sentences(text: str) -> tuple[list[int], list[int]]:
