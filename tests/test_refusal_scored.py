@@ -210,3 +210,48 @@ def test_training_without_scipy_is_one_clear_error(tmp_path):
     code = "import sys; sys.modules['scipy'] = None; from orbench.refusal import detect; print(detect('I cannot.').verdict)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------
+# --explain: how the detector read one response.
+# --------------------------------------------------------------------------
+
+
+def explain_output(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "orbench.evaluate_refusal", "--explain", *args], input=stdin,
+                          capture_output=True, text=True, check=False)
+
+
+def test_explain_shows_the_clause_the_pivot_what_follows_and_the_terms():
+    text = ("As an AI, I cannot give personal opinions. However, here are three views:\n"
+            "1. Growth comes first.\n2. Fairness comes first.\n3. Both matter.")
+    proc = explain_output([text])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    detection = detect(text)
+    assert out.startswith(f"score {detection.score:.3f}: {detection.verdict.value}")
+    assert 'declining clause: "i cannot give" (disclaims, sentence 1)' in out
+    assert 'pivot after it: content: "however, here are"' in out
+    assert "after the declining clause: 4 content sentences (3 list items)" in out
+    terms = out.split("largest terms of the log-odds", 1)[1].splitlines()[1:]
+    assert len(terms) >= 5 and all(line.startswith("  ") for line in terms)
+
+
+def test_explain_reads_stdin_and_says_when_there_is_nothing_to_judge():
+    proc = explain_output([], stdin="I'm sorry, but I won't write that. Is there anything else I can help with?")
+    assert proc.returncode == 0 and "(decline, sentence 1)" in proc.stdout and "offers" in proc.stdout
+    proc = explain_output(["-"], stdin="   ")
+    assert proc.returncode == 0 and "no text to judge" in proc.stdout
+
+
+def test_explain_prints_untrusted_text_inert():
+    proc = explain_output(["Sure.\x1b[31m Red\x07 text\r\nwith a line $(rm -rf ~) here."])
+    assert proc.returncode == 0
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\r" not in proc.stdout
+    assert "rm -rf ~" in proc.stdout  # shown as text (as read: brackets are markup), never run
+
+
+def test_explain_with_input_files_is_one_clear_error(tmp_path):
+    (tmp_path / "a.csv").write_text("response,final_label\nhi,1_full_compliance\n", encoding="utf-8")
+    proc = explain_output(["text", str(tmp_path / "a.csv")])
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--explain" in proc.stderr
