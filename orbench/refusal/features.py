@@ -73,28 +73,45 @@ def _after(st: Structure) -> tuple[int, int, bool, list[str]]:
 def structure_keys(st: Structure, size: int) -> tuple[str, ...]:
     """The structural features of a parsed response of `size` characters."""
     content, items, numbers, others = _after(st)
-    c = _CONTENT_BANDS[min(content, 3)]
-    n_items = _ITEM_BANDS[0 if items == 0 else 1 if items < 3 else 2]
+    c = min(content, 3)
+    n_items = 0 if items == 0 else 1 if items < 3 else 2
     if st.decline_at < 0:
-        keys = ["s:none", "s:none:content" + c, "s:none:items" + n_items,
-                "s:none:first:" + (st.roles[0] if st.roles else FILLER)]
-        keys += ["s:none:has:" + r for r in others]
         quiet = sum(r in NON_ANSWER_ROLES for r in st.roles)
-        keys.append("s:none:quiet" + _CONTENT_BANDS[min(quiet, 3)])
+        shape: tuple = ("", c, n_items, st.roles[0] if st.roles else FILLER, tuple(others), min(quiet, 3))
     else:
-        d = "s:" + st.decline_role
-        before = any(r == CONTENT for r in st.roles[: st.decline_at])
+        before = CONTENT in st.roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
-        pivot = ":pivot:" + st.pivot
+        shape = (st.decline_role, c, n_items, where, st.pivot, tuple(others), numbers)
+    shape += (_length_band(size), st.code)
+    keys = _KEYS.get(shape)
+    if keys is None:  # a few hundred shapes in all: each one's names are built once
+        keys = _KEYS[shape] = _shape_keys(shape)
+    return keys
+
+
+_KEYS: dict[tuple, tuple[str, ...]] = {}
+
+
+def _shape_keys(shape: tuple) -> tuple[str, ...]:
+    role, c, n_items = shape[0], _CONTENT_BANDS[shape[1]], _ITEM_BANDS[shape[2]]
+    length, code = shape[-2], shape[-1]
+    if not role:
+        first, others, quiet = shape[3:6]
+        keys = ["s:none", "s:none:content" + c, "s:none:items" + n_items, "s:none:first:" + first]
+        keys += ["s:none:has:" + r for r in others]
+        keys.append("s:none:quiet" + _CONTENT_BANDS[quiet])
+    else:
+        where, pivot, others, numbers = shape[3:7]
+        d, pivot = "s:" + role, ":pivot:" + pivot
         keys = [d, d + where, d + pivot, d + ":content" + c, d + where + ":content" + c,
                 d + pivot + ":content" + c, d + ":items" + n_items]
         keys += ["s:after:" + r for r in others]
-        if content == 0 and others:
+        if c == "0" and others:
             keys.append("s:after:only_others")
         if numbers:
             keys.append("s:after:numbers")
-    keys.append(_length_band(size))
-    if st.code:
+    keys.append(length)
+    if code:
         keys.append("s:code")
     return tuple(keys)
 
