@@ -131,7 +131,13 @@ _ACT = (
     r"look up|search|send|access|track|obtain|retriev|collect|diagnos|prescrib|predict|verify|confirm|guarantee|"
     r"promis|endang|aid|abet|entertain|indulg|address|fill|spread|perpetuat|serv|act)[a-z']*"
 )
-_SUBJECT_DECLINES = (" " + _ADV + _MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
+# Unwillingness declines whatever the act: "I will not use ...", "I do not feel comfortable mocking ...".
+_VOLITION = (r"(?:will not|won't|refuse to|decline to|do not feel comfortable|don't feel comfortable|"
+             r"would rather not|am not comfortable|am not going to|should not|shouldn't|must not)")
+_CONTRACTED_VOLITION = r"(?:'d rather not|'m not comfortable|'m not going to)"
+_SUBJECT_DECLINES = (" " + _ADV + _VOLITION + ",? " + _ADV + r"[a-z][\w'-]*",
+                     _CONTRACTED_VOLITION + ",? " + _ADV + r"[a-z][\w'-]*",
+" " + _ADV + _MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
                      _CONTRACTED_MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
                      " " + _STATE_MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
                      r" (?:must|have to|need to|will have to|am going to have to|will) (?:respectfully |politely )?"
