@@ -32,6 +32,12 @@ _SPLIT_TABLE = bytes(b if (b in _WORD_BYTES or b >= 128) else 32 for b in range(
 FIRST = "^"  # marks the first word (and the first pair) of the opening
 STRUCTURE_PREFIX = "s:"  # every structural feature's name starts so; words have no ":"
 
+# What follows a decline that, by OR-Bench's definition, does not make it an answer: only
+# alternatives, a referral, an offer to help with something else, a warning. Training keeps
+# their weights at or above zero (the pool's labels disagree on them: Do-Not-Answer's class 3
+# counts "I can't, please see a professional" as an answer; rbr_gold and XSTest as a refusal).
+NOT_AN_ANSWER = ("s:after:refers", "s:after:offers", "s:after:cautions", "s:after:only_others")
+
 # Bands of counts: content sentences, list items, and the reply's length in characters.
 _CONTENT_BANDS = ("0", "1", "2", "3+")
 _ITEM_BANDS = ("0", "1-2", "3+")

@@ -11,7 +11,10 @@ What is fitted, nothing of it random:
    one prompt set, shared by every model that answered it, are left out);
 2. the weights: L2-regularised logistic regression (refusal = 1) by SciPy's
    L-BFGS-B, with light regularisation on the structural features and stronger
-   on words, so that words correct the structure rather than replace it;
+   on words, so that words correct the structure rather than replace it; the
+   weights of what follows a decline without answering (a referral, an offer,
+   a warning: `features.NOT_AN_ANSWER`) are kept at or above zero, as OR-Bench
+   defines such a reply as a refusal;
 3. the strength of the word regularisation, from a small grid, and the
    calibration (a two-parameter logistic fit of the labels on the logits),
    both on out-of-part logits: each part of the training data (a model, or a
@@ -39,7 +42,7 @@ import numpy as np
 
 from orbench.errors import UserError
 
-from .features import STRUCTURE_PREFIX, feature_keys, has_text, read
+from .features import NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
 from .scorer import WEIGHTS_FILE, Model
 
@@ -170,7 +173,10 @@ def fit_logistic(data: Dataset, rows: np.ndarray, config: TrainConfig, l2_words:
         r = (sigmoid(z) - y) / n
         return loss, np.append(xt @ r + l2 * w, r.sum())
 
-    result = optimize.minimize(objective, theta, jac=True, method="L-BFGS-B",
+    floor = set(NOT_AN_ANSWER)
+    bounds = [(0.0, None) if data.names[j] in floor else (None, None) for j in columns] + [(None, None)]
+    theta = np.clip(theta, [b[0] if b[0] is not None else -np.inf for b in bounds], None)
+    result = optimize.minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds,
                                options={"maxiter": config.max_iter, "gtol": 1e-6})
     return Fit(columns, result.x[:-1], float(result.x[-1]))
 
