@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import multiprocessing
 import os
-import unicodedata
 from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import GENERIC, Verdict, classify
+from .explain import printable
 from .features import has_text
 from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, ratio, reliability
 from .pool import AMBIGUOUS, REFUSAL, PoolRow, parts
@@ -224,13 +224,6 @@ def _f(value: float | None, pct: bool = False) -> str:
     return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
 
 
-def _printable(text: str, limit: int) -> str:
-    """A response on one line, without control characters (it is untrusted text)."""
-    flat = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text[: limit * 2])
-    flat = " ".join(flat.split())
-    return flat[:limit] + ("..." if len(flat) > limit else "")
-
-
 def format_loo(result: LooResult, uncertain: int = 12) -> str:
     held, held_all = result.stats("held_out")
     ins, ins_all = result.stats("in_sample")
@@ -280,7 +273,7 @@ def format_loo(result: LooResult, uncertain: int = 12) -> str:
     if uncertain > 0:
         lines.append(f"the {uncertain} held-out rows with the most uncertain scores (nearest 0.5):")
         for s in most_uncertain(result, uncertain):
-            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {_printable(s.row.response, 110)}")
+            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {printable(s.row.response, 110)}")
     return "\n".join(lines)
 
 
