@@ -20,6 +20,12 @@
 # result, and the report corrects each keyword rate with it (a "corrected" column with a 95%
 # interval). JUDGE_SAMPLE=0 judges every row of the hard and toxic results instead, as the
 # paper did, and corrects nothing.
+#
+# Stage 4 also runs both targets on REAL_SAMPLE prompts (default 40; 0 = off; --real_sample,
+# --real_seed) of each published set, OR-Bench-Hard-1K and -Toxic (the copies bundled with
+# orbench): a seeded sample spread over the 10 categories (stage 4's --limit/--limit_seed).
+# Their results are 5_results/*_merged_published_or-bench-*.csv; the report labels those
+# targets "(published sets)" and rings their points.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,6 +48,8 @@ MAX_TOKENS="${MAX_TOKENS:-200}"                    # stage-4 reply cap; the prot
 CONCURRENCY="${CONCURRENCY:-}"
 JUDGE_SAMPLE="${JUDGE_SAMPLE:-200}"                # rows judged per stage-4 result; 0 = every hard/toxic row
 JUDGE_SEED="${JUDGE_SEED:-0}"
+REAL_SAMPLE="${REAL_SAMPLE:-40}"                   # prompts of each published set per target; 0 = none
+REAL_SEED="${REAL_SEED:-0}"
 
 while [ $# -gt 0 ]; do
   arg="$1"; shift
@@ -58,6 +66,7 @@ while [ $# -gt 0 ]; do
     judge_model) JUDGE_MODEL="$val" ;; safety_prompt) SAFETY_PROMPT="$val" ;;
     hard_k) HARD_K="$val" ;; max_tokens) MAX_TOKENS="$val" ;; concurrency) CONCURRENCY="$val" ;;
     judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;;
+    real_sample) REAL_SAMPLE="$val" ;; real_seed) REAL_SEED="$val" ;;
     *) echo "run_pipeline.sh: unknown option '$key' (see the header of this script)" >&2; exit 2 ;;
   esac
 done
@@ -143,12 +152,12 @@ seed_mod=( $(ls "$MODERATION"/*_moderation_merged_*.csv | grep -v '_rewrite_mode
 "$PY" "$HERE/build_datasets.py" --rewrite_moderation "${rewrite_mod[@]}" --toxic_moderation "${seed_mod[@]}" --output_dir "$SETS"
 
 targets=("$TARGET_MODEL" "${TARGET_MODEL}-safety")
-run_target() {  # $1 = set file, $2 = name
-  local set="$1" name="$2" sys=()
+run_target() {  # $1 = set file, $2 = name, then options that replace the defaults (argparse: the last wins)
+  local set="$1" name="$2" sys=(); shift 2
   [ "$name" != "$TARGET_MODEL" ] && sys=(--system_prompt "$SAFETY_PROMPT")
   stage "$PY" "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
     --input_file="$set" --max_tokens="$MAX_TOKENS" "${sys[@]}" "${limit[@]}" "${common[@]}" \
-    --output_path="$RESULTS/${name}_merged_$(basename "$set")"
+    --output_path="$RESULTS/${name}_merged_$(basename "$set")" "$@"
 }
 
 step "5a. stage 4 on the safe set: $TARGET_MODEL, and $TARGET_MODEL with a safety system prompt"
@@ -170,8 +179,22 @@ for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   fi
 done
 
+# The published sets, by short name (the bundled copies: no network): a sample of each, stratified
+# by category and seeded, for every target. The report tells these results apart by their
+# .run.json (input_source), not by their file names.
+case "$REAL_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: REAL_SAMPLE must be a whole number, not '$REAL_SAMPLE'" >&2; exit 2 ;; esac
+if [ "$REAL_SAMPLE" -gt 0 ]; then
+  step "5c. stage 4 on the published OR-Bench-Hard-1K and -Toxic: $REAL_SAMPLE prompts of each (seed $REAL_SEED, every category)"
+  for set in or-bench-hard-1k or-bench-toxic; do
+    for name in "${targets[@]}"; do
+      run_target "$set" "$name" --limit "$REAL_SAMPLE" --limit_seed "$REAL_SEED" \
+        --output_path "$RESULTS/${name}_merged_published_${set}.csv"
+    done
+  done
+fi
+
 case "$JUDGE_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: JUDGE_SAMPLE must be a whole number, not '$JUDGE_SAMPLE'" >&2; exit 2 ;; esac
-judge_files=( "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-toxic.csv )
+judge_files=( "$RESULTS"/*_merged_*or-bench-hard-1k.csv "$RESULTS"/*_merged_*or-bench-toxic.csv )
 sample=()
 if [ "$JUDGE_SAMPLE" -gt 0 ]; then
   step "6. stage 5: judge $JUDGE_MODEL on a random sample of $JUDGE_SAMPLE rows of every stage-4 result"
@@ -189,7 +212,7 @@ done
 
 step "7. report"
 x=hard  # the paper's x axis; the safe set stands in when no hard set could be built
-ls "$RESULTS"/*_merged_or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
+ls "$RESULTS"/*_merged_*or-bench-hard-1k.csv >/dev/null 2>&1 || x=safe
 # The paper reads hard and toxic results through the judge. The embedded 135M judge seldom
 # writes a readable verdict, so with it the keyword verdicts carry the figure; its judge files
 # are still written (6_judged/) and their unscored counts are in the report's table. A judged
