@@ -1,7 +1,7 @@
 """How long stage 4 takes to say it cannot reach the Hub, and how long the bundled sets take to read.
 
     python benchmarks/bench_hub_unreachable.py                    # this checkout
-    python benchmarks/bench_hub_unreachable.py --pythonpath DIR   # another checkout's orbench (e.g. before a change)
+    python benchmarks/bench_hub_unreachable.py --checkout DIR     # another checkout's stage 4 (e.g. before a change)
 
 Cases, each timed as a subprocess from start to exit (Python start-up included):
   closed port      HF_ENDPOINT is a loopback port nothing listens on (connection refused at once,
@@ -26,19 +26,18 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGE4 = ROOT / "alignment_checker" / "gpt3_4_alignment_checker.py"
+STAGE4 = Path("alignment_checker") / "gpt3_4_alignment_checker.py"  # the script imports its own checkout's orbench
 
 
-def timed(input_file: str, endpoint: str, pythonpath: str | None, limit_s: float) -> tuple[float, str]:
+def timed(input_file: str, endpoint: str, checkout: Path, limit_s: float) -> tuple[float, str]:
     """(seconds, last stderr line) for stage 4 on input_file, with an empty Hub cache."""
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "HF_HOME": home, "HF_ENDPOINT": endpoint}
-        env.pop("HF_HUB_OFFLINE", None)
-        if pythonpath:
-            env["PYTHONPATH"] = pythonpath
+        for name in ("HF_HUB_OFFLINE", "PYTHONPATH"):
+            env.pop(name, None)
         start = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, str(STAGE4), "--model=no-such-model-xyz", f"--input_file={input_file}"],
+            proc = subprocess.run([sys.executable, str(checkout / STAGE4), "--model=no-such-model-xyz", f"--input_file={input_file}"],
                                   env=env, cwd=home, capture_output=True, text=True, timeout=limit_s)
         except subprocess.TimeoutExpired:
             return time.perf_counter() - start, f"(still running after {limit_s:.0f} s: stopped)"
@@ -48,7 +47,7 @@ def timed(input_file: str, endpoint: str, pythonpath: str | None, limit_s: float
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--pythonpath", help="import orbench from this folder instead (another checkout)")
+    p.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose stage 4 to time (default: this one)")
     p.add_argument("--limit_s", type=float, default=200.0)
     args = p.parse_args()
     closed = socket.socket()
@@ -62,7 +61,7 @@ def main() -> None:
              ("bundled Toxic", "or-bench-toxic", f"http://127.0.0.1:{closed_port}")]
     print("| case | seconds to exit | how it ended |\n| --- | --- | --- |")
     for name, spec, endpoint in cases:
-        seconds, end = timed(spec, endpoint, args.pythonpath, args.limit_s)
+        seconds, end = timed(spec, endpoint, args.checkout.resolve(), args.limit_s)
         print(f"| {name} | {seconds:.1f} | {end[:150]} |", flush=True)
     silent.close()
 
