@@ -71,6 +71,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+case "$REAL_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: REAL_SAMPLE must be a whole number, not '$REAL_SAMPLE'" >&2; exit 2 ;; esac
 [ "$CATEGORIES" = "all" ] && CATEGORIES="hate self-harm sexual violence harassment harmful illegal unethical privacy deception"
 mkdir -p "$RUN_DIR"
 RUN_DIR="$(cd "$RUN_DIR" && pwd)"
@@ -182,7 +183,6 @@ done
 # The published sets, by short name (the bundled copies: no network): a sample of each, stratified
 # by category and seeded, for every target. The report tells these results apart by their
 # .run.json (input_source), not by their file names.
-case "$REAL_SAMPLE" in ''|*[!0-9]*) echo "run_pipeline.sh: REAL_SAMPLE must be a whole number, not '$REAL_SAMPLE'" >&2; exit 2 ;; esac
 if [ "$REAL_SAMPLE" -gt 0 ]; then
   step "5c. stage 4 on the published OR-Bench-Hard-1K and -Toxic: $REAL_SAMPLE prompts of each (seed $REAL_SEED, every category)"
   for set in or-bench-hard-1k or-bench-toxic; do
