@@ -49,7 +49,7 @@ def warn(msg: str) -> None:
 class PreparedRows:
     rows: list[dict[str, str]]
     skipped_blank: int = 0
-    source: dict[str, Any] | None = None  # a Hub input: the repo, file and commit read (for .run.json)
+    source: dict[str, Any] | None = None  # a published set: the bundled or Hub copy read, with its SHA-256 (for .run.json)
 
 
 def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None, seed: int = 0) -> PreparedRows:

@@ -33,7 +33,7 @@ from orbench.report.html_tables import (
 from orbench.report.judges import AUDIT_RULE
 from orbench.report import examples_html
 from orbench.report.htmlkit import CSS, JS, data_uri, paragraph
-from orbench.report.markdown import CATEGORY_CORRECTION_RULE
+from orbench.report.markdown import CATEGORY_CORRECTION_RULE, sources_note
 
 
 @dataclass(frozen=True)
@@ -141,9 +141,15 @@ def files_section(page: Page) -> str:
     return "<h2>Input files</h2>\n" + files_html(page.report) if page.report.files else ""
 
 
+def sources_section(page: Page) -> str:
+    """The footer: the attribution the published sets' licence asks for, when they were used."""
+    note = sources_note(page.report)
+    return f'<footer class="note"><h2>Sources</h2>{paragraph(note)}</footer>' if note else ""
+
+
 SECTIONS: list[Callable[[Page], str]] = [
     summary_section, warnings_section, judges_section, corrections_section, figure_section, categories_section,
-    models_section, examples_section, disagreements_section, files_section,
+    models_section, examples_section, disagreements_section, files_section, sources_section,
 ]
 
 STYLE = CSS + examples_html.CSS
