@@ -14,7 +14,8 @@
 #   --prompts_per_set (10: a seeded sample spread over the categories; 0 = every prompt),
 #   --generator_model, --rewriter_model, --moderator_models (comma-separated = an ensemble),
 #   --target_model, --judge_model (all "local"), --safety_prompt, --hard_k (1), --max_tokens (200),
-#   --concurrency, --judge_sample (200), --judge_seed (0), --audit (100).
+#   --concurrency, --judge_sample (200), --judge_seed (0), --audit (100), --real_sample (40),
+#   --real_seed (0).
 # REPORT_PREFER=judge|keyword (no flag) overrides whose verdicts the report uses; by default the
 # report decides from what the files record (a judge that fails its audit is set aside), exactly
 # as the README's report command does on the same folder.
@@ -28,6 +29,12 @@
 # paper did, and corrects nothing. Stage 5 also audits the judge on AUDIT human-labelled
 # responses shipped with orbench (0 = no audit); the report uses a judge that fails its audit
 # for nothing but its own table, and says so.
+#
+# Stage 4 also runs both targets on REAL_SAMPLE prompts (default 40; 0 = off; --real_sample,
+# --real_seed) of each published set, OR-Bench-Hard-1K and -Toxic (the copies bundled with
+# orbench): a seeded sample spread over the 10 categories (stage 4's --limit/--limit_seed).
+# Their results are 5_results/*_merged_published_or-bench-*.csv; the report labels those
+# targets "(published sets)" and rings their points.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -55,6 +62,8 @@ CONCURRENCY="${CONCURRENCY:-}"
 JUDGE_SAMPLE="${JUDGE_SAMPLE:-200}"                # rows judged per stage-4 result; 0 = every hard/toxic row
 JUDGE_SEED="${JUDGE_SEED:-0}"
 AUDIT="${AUDIT:-100}"                              # human-labelled rows each judge is audited on; 0 = none
+REAL_SAMPLE="${REAL_SAMPLE:-40}"                   # prompts of each published set per target; 0 = none
+REAL_SEED="${REAL_SEED:-0}"
 
 while [ $# -gt 0 ]; do
   arg="$1"; shift
@@ -71,11 +80,12 @@ while [ $# -gt 0 ]; do
     judge_model) JUDGE_MODEL="$val" ;; safety_prompt) SAFETY_PROMPT="$val" ;;
     hard_k) HARD_K="$val" ;; max_tokens) MAX_TOKENS="$val" ;; concurrency) CONCURRENCY="$val" ;;
     judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;; audit) AUDIT="$val" ;;
+    real_sample) REAL_SAMPLE="$val" ;; real_seed) REAL_SEED="$val" ;;
     *) echo "run_pipeline.sh: unknown option '$key' (see ./run_pipeline.sh --help)" >&2; exit 2 ;;
   esac
 done
 
-for setting in JUDGE_SAMPLE AUDIT; do
+for setting in JUDGE_SAMPLE AUDIT REAL_SAMPLE; do
   case "${!setting}" in ''|*[!0-9]*) echo "run_pipeline.sh: $setting must be a whole number, not '${!setting}'" >&2; exit 2 ;; esac
 done
 [ "$CATEGORIES" = "all" ] && CATEGORIES="hate self-harm sexual violence harassment harmful illegal unethical privacy deception"
@@ -159,12 +169,12 @@ seed_mod=( $(ls "$MODERATION"/*_moderation_merged_*.csv | grep -v '_rewrite_mode
 "$PY" "$HERE/build_datasets.py" --rewrite_moderation "${rewrite_mod[@]}" --toxic_moderation "${seed_mod[@]}" --output_dir "$SETS"
 
 targets=("$TARGET_MODEL" "${TARGET_MODEL}-safety")
-run_target() {  # $1 = set file, $2 = name
-  local set="$1" name="$2" sys=()
+run_target() {  # $1 = set file, $2 = name, then options that replace the defaults (argparse: the last wins)
+  local set="$1" name="$2" sys=(); shift 2
   [ "$name" != "$TARGET_MODEL" ] && sys=(--system_prompt "$SAFETY_PROMPT")
   stage "$PY" "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
     --input_file="$set" --max_tokens="$MAX_TOKENS" "${sys[@]}" "${limit[@]}" "${common[@]}" \
-    --output_path="$RESULTS/${name}_merged_$(basename "$set")"
+    --output_path="$RESULTS/${name}_merged_$(basename "$set")" "$@"
 }
 
 step "5a. stage 4 on the safe set: $TARGET_MODEL, and $TARGET_MODEL with a safety system prompt"
@@ -186,7 +196,20 @@ for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   fi
 done
 
-judge_files=( "$RESULTS"/*_merged_or-bench-hard-1k.csv "$RESULTS"/*_merged_or-bench-toxic.csv )
+# The published sets, by short name (the bundled copies: no network): a sample of each, stratified
+# by category and seeded, for every target. The report tells these results apart by their
+# .run.json (input_source), not by their file names.
+if [ "$REAL_SAMPLE" -gt 0 ]; then
+  step "5d. stage 4 on the published OR-Bench-Hard-1K and -Toxic: $REAL_SAMPLE prompts of each (seed $REAL_SEED, every category)"
+  for set in or-bench-hard-1k or-bench-toxic; do
+    for name in "${targets[@]}"; do
+      run_target "$set" "$name" --limit "$REAL_SAMPLE" --limit_seed "$REAL_SEED" \
+        --output_path "$RESULTS/${name}_merged_published_${set}.csv"
+    done
+  done
+fi
+
+judge_files=( "$RESULTS"/*_merged_*or-bench-hard-1k.csv "$RESULTS"/*_merged_*or-bench-toxic.csv )
 sample=()
 if [ "$JUDGE_SAMPLE" -gt 0 ]; then
   judge_files+=( "$RESULTS"/*_merged_or-bench-80k.csv )

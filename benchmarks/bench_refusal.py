@@ -18,8 +18,8 @@ figure: it leaves out the time other processes held the cores.
 `scored` is the default detector called one response at a time, as stage 4 does
 (`orbench.refusal.detect`); `scored-batch` is `detect_batch` over the whole
 list. Both must give the same detections (checked before timing). For `scored`
-the time is also split into its steps: reading the response (rules and words),
-the weighted sum, and the calibration.
+the time is also split into its steps: reading the response (its structure and
+the words of its opening), the weighted sum, and the calibration.
 """
 
 from __future__ import annotations

@@ -47,6 +47,16 @@ def non_negative_int(value: str) -> int:
     return whole_number(value, 0)
 
 
+def positive_float(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value}")
+    return x
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that exits with code 2 and one line on a usage error (its default is also 2)."""
 

@@ -26,6 +26,7 @@ COL_TOXIC_SEED = "toxic_seed"
 COL_RESPONSE = "response"
 COL_IS_REJECTED = "is_rejected"
 COL_REFUSAL_SCORE = "refusal_score"  # stage 4: the scored detector's refusal score, 4 decimals, or empty
+COL_INCLUSION_PROBABILITY = "inclusion_probability"  # stage 5 --sample: the chance the design gave the row to be judged
 COL_IS_TOXIC = "is_toxic"
 COL_MODERATION_RESULT = "moderation_result"
 COL_ANSWER_CATEGORY = "answer_category"

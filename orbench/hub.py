@@ -4,13 +4,16 @@ Two spellings name a file on the Hub:
 
 - ``hf://datasets/OWNER/NAME[@REVISION]/PATH`` (a dataset repo; ``hf://OWNER/NAME/PATH`` is a
   model repo, ``hf://spaces/...`` a Space), as ``huggingface_hub``'s own file system spells it;
-- the short names of the published sets, ``or-bench-80k``, ``or-bench-hard-1k`` and
-  ``or-bench-toxic``, which are the CSV files of the dataset repo ``bench-llm/or-bench``.
-  A short name is a Hub name only when no local file of that name exists.
+- the short name ``or-bench-80k``, the CSV file of the dataset repo ``bench-llm/or-bench``,
+  when no local file of that name exists. The other two short names, ``or-bench-hard-1k`` and
+  ``or-bench-toxic``, read the copies bundled with the package (orbench.published); their
+  Hub copies are read through ``hf://``.
 
 The download goes through ``huggingface_hub.hf_hub_download``, so its cache (``HF_HOME``,
 ``HF_HUB_CACHE``), token (``HF_TOKEN``), mirror (``HF_ENDPOINT``) and offline switch
-(``HF_HUB_OFFLINE``) all apply. Each way it can fail becomes one ``UserError`` line.
+(``HF_HUB_OFFLINE``) all apply. Each way it can fail becomes one ``UserError`` line. One
+request without retries first checks that the Hub answers at all, so that an unreachable Hub
+costs at most PROBE_TIMEOUT seconds (huggingface_hub's own retries take about half a minute).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
+from . import published
 from .errors import UserError
 
 SCHEME = "hf://"
-OR_BENCH_REPO = "bench-llm/or-bench"
-# short name -> file of OR_BENCH_REPO (each has the columns prompt, category)
+OR_BENCH_REPO = published.DATASET
+# short name -> file of OR_BENCH_REPO (each has the columns prompt, category). The bundled sets
+# (orbench.published.BUNDLED) are read from the package, never from the Hub, by their short name.
 SHORT_NAMES: dict[str, str] = {
     "or-bench-80k": "or-bench-80k.csv",
     "or-bench-hard-1k": "or-bench-hard-1k.csv",
@@ -36,6 +41,9 @@ SHORT_NAMES: dict[str, str] = {
 _TYPE_PREFIXES = {"datasets": "dataset", "spaces": "space"}
 _URI_FORM = "hf://datasets/OWNER/NAME[@REVISION]/FILE"
 _REPO_PART = re.compile(r"[\w.\-]+")  # what the Hub allows in an owner or repo name
+# The HTTP client libraries huggingface_hub has used (by version); their errors are network failures.
+_HTTP_LIBRARIES = frozenset({"requests", "urllib3", "httpx", "httpx2", "httpcore", "httpcore2"})
+PROBE_TIMEOUT = 3.0  # seconds the reachability check waits for the Hub's first answer
 
 
 @dataclass(frozen=True)
@@ -89,17 +97,20 @@ def hub_file(spec: str | os.PathLike) -> HubFile | None:
     text = str(spec)
     if text.startswith(SCHEME):
         return parse_uri(text)
-    if text in SHORT_NAMES and not Path(text).exists():
+    if text in SHORT_NAMES and text not in published.BUNDLED and not Path(text).exists():
         return HubFile(repo_id=OR_BENCH_REPO, filename=SHORT_NAMES[text])
     return None
 
 
 def input_name(spec: str | os.PathLike) -> str:
-    """The file name an input's outputs are named after: ``or-bench-hard-1k.csv`` for both
-    ``hf://datasets/bench-llm/or-bench/or-bench-hard-1k.csv`` and the short name."""
+    """The file name an input's outputs are named after: ``or-bench-hard-1k.csv`` for
+    ``hf://datasets/bench-llm/or-bench/or-bench-hard-1k.csv`` and for the short name alike."""
     ref = hub_file(spec)
     if ref is not None:
         return ref.name
+    short = published.bundled_name(spec)
+    if short is not None:
+        return published.file_name(short)
     return Path(spec).name
 
 
@@ -107,52 +118,98 @@ def fetch(ref: HubFile) -> Fetched:
     """Download (or find in the cache) one Hub file. Every failure is one UserError line."""
     # Imported before the logger is quieted: importing the download code sets the library's level.
     from huggingface_hub import constants, hf_hub_download
+
+    # The client logs each retry of an unreachable Hub as a warning; the error below says it once.
+    hf_logger = logging.getLogger("huggingface_hub")
+    level = hf_logger.level
+    hf_logger.setLevel(logging.ERROR)
+    try:
+        # An unreachable Hub is found out by one quick request; then only the cache is read,
+        # instead of huggingface_hub retrying for half a minute before it falls back to it.
+        cache_only = bool(constants.HF_HUB_OFFLINE) or not _reachable()
+        local = hf_hub_download(
+            repo_id=ref.repo_id, filename=ref.filename, repo_type=ref.repo_type, revision=ref.revision,
+            local_files_only=cache_only,
+        )
+    except Exception as err:  # noqa: BLE001  (_hub_error re-raises what it does not know)
+        raise _hub_error(err, ref) from None
+    finally:
+        hf_logger.setLevel(level)
+    path = Path(local)
+    return Fetched(path=path, source={
+        "copy": published.COPY_HUB, "repo": ref.repo_id, "repo_type": ref.repo_type, "file": ref.filename,
+        "revision": _commit_of(path, ref), "requested_revision": ref.revision, "uri": ref.uri,
+        "sha256": published.sha256_of(path),
+    })
+
+
+def _reachable() -> bool:
+    """Whether the Hub (HF_ENDPOINT) answers one request, sent without retries through
+    huggingface_hub's own HTTP session (so its proxy settings apply). Any HTTP status counts."""
+    from huggingface_hub import constants, get_session
+
+    try:
+        get_session().head(constants.ENDPOINT, timeout=PROBE_TIMEOUT)
+    except Exception:  # noqa: BLE001  (requests or httpx, by version: any failure means unreachable)
+        return False
+    return True
+
+
+def _hub_error(err: Exception, ref: HubFile) -> Exception:
+    """The one-line UserError for a failed download; an unknown kind of error is returned as is."""
+    from huggingface_hub import constants
     from huggingface_hub.utils import (
         EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError,
         RevisionNotFoundError,
     )
 
     where = ref.uri
-    # The client logs each retry of an unreachable Hub as a warning; the error below says it once.
-    hf_logger = logging.getLogger("huggingface_hub")
-    level = hf_logger.level
-    hf_logger.setLevel(logging.ERROR)
-    try:
-        local = hf_hub_download(
-            repo_id=ref.repo_id, filename=ref.filename, repo_type=ref.repo_type, revision=ref.revision,
-        )
-    except LocalEntryNotFoundError:
+    if isinstance(err, LocalEntryNotFoundError):
         if constants.HF_HUB_OFFLINE:
-            raise UserError(f"{where} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE "
-                            "is set: run once with the network on (or unset HF_HUB_OFFLINE)") from None
-        raise UserError(f"could not reach the Hugging Face Hub at {_endpoint()} for {where}, and it is not in "
-                        f"the cache ({constants.HF_HUB_CACHE}); check the network, HF_ENDPOINT, or use a local file") from None
-    except GatedRepoError:
-        raise UserError(f"{ref.repo_id} is a gated repo: accept its terms on the Hub and set HF_TOKEN") from None
-    except RepositoryNotFoundError:
-        raise UserError(f"no {ref.repo_type} repo {ref.repo_id!r} on the Hub at {_endpoint()} (or it is "
-                        "private and HF_TOKEN does not grant access)") from None
-    except RevisionNotFoundError:
-        raise UserError(f"{ref.repo_id} has no revision {ref.revision!r}") from None
-    except EntryNotFoundError:
-        raise UserError(f"{ref.repo_id} has no file {ref.filename!r}"
-                        + (f" at revision {ref.revision!r}" if ref.revision else "")) from None
-    except HfHubHTTPError as err:
+            return UserError(f"{where} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE "
+                             f"is set: {_how_to_get(ref, 'unset HF_HUB_OFFLINE and run once with the network on')}")
+        return UserError(f"could not reach the Hugging Face Hub at {_endpoint()} for {where}, and it is not in "
+                         f"the cache ({constants.HF_HUB_CACHE}): {_how_to_get(ref, 'check the network')}")
+    if isinstance(err, GatedRepoError):
+        return UserError(f"{ref.repo_id} is a gated repo: accept its terms on the Hub and set HF_TOKEN")
+    if isinstance(err, RepositoryNotFoundError):
+        return UserError(f"no {ref.repo_type} repo {ref.repo_id!r} on the Hub at {_endpoint()} (or it is "
+                         "private and HF_TOKEN does not grant access)")
+    if isinstance(err, RevisionNotFoundError):
+        return UserError(f"{ref.repo_id} has no revision {ref.revision!r}")
+    if isinstance(err, EntryNotFoundError):
+        return UserError(f"{ref.repo_id} has no file {ref.filename!r}"
+                         + (f" at revision {ref.revision!r}" if ref.revision else ""))
+    if isinstance(err, HfHubHTTPError):
         status = getattr(getattr(err, "response", None), "status_code", None)
         hint = "; check HF_TOKEN" if status in (401, 403) else ""
-        raise UserError(f"the Hub refused {where} (HTTP {status}){hint}") from None
-    except (OSError, ValueError) as err:
+        return UserError(f"the Hub refused {where} (HTTP {status}){hint}")
+    if type(err).__module__.split(".")[0] in _HTTP_LIBRARIES:
+        # The Hub answered our check, then a request failed for good after huggingface_hub's retries.
+        return UserError(f"the connection to the Hugging Face Hub at {_endpoint()} failed while reading {where} "
+                         f"({type(err).__name__}: {_first_line(err)}): {_how_to_get(ref, 'try again later')}")
+    if isinstance(err, (OSError, ValueError)):
         # e.g. a reply without the Hub's headers (HF_ENDPOINT is not a Hub), a bad repo id
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        first = re.sub(r"//[^/@\s]+@", "//", first)  # never echo credentials carried in a URL
-        raise UserError(f"could not read {where} from the Hub: {first}") from None
-    finally:
-        hf_logger.setLevel(level)
-    path = Path(local)
-    return Fetched(path=path, source={
-        "repo": ref.repo_id, "repo_type": ref.repo_type, "file": ref.filename,
-        "revision": _commit_of(path, ref), "requested_revision": ref.revision, "uri": ref.uri,
-    })
+        return UserError(f"could not read {where} from the Hub: {_first_line(err)}")
+    return err
+
+
+def _first_line(err: Exception) -> str:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return re.sub(r"//[^/@\s]+@", "//", first)  # never echo credentials carried in a URL
+
+
+def _how_to_get(ref: HubFile, first_step: str) -> str:
+    """What to do when a Hub file cannot be had here. For the OR-Bench sets: the bundled copy
+    of Hard-1K and Toxic, and for 80K (not bundled) where to get it instead."""
+    if ref.repo_id != OR_BENCH_REPO:
+        return f"{first_step} or HF_ENDPOINT, or download the file elsewhere and pass its path"
+    short = {published.file_name(name): name for name in published.BUNDLED}.get(ref.name)
+    if short is not None:
+        return f"{first_step}, or use the short name {short}, which reads the copy bundled with orbench"
+    return (f"{first_step}; {ref.name} is not bundled with orbench (only Hard-1K and Toxic are): download it "
+            f"from https://huggingface.co/datasets/{OR_BENCH_REPO} where the Hub can be reached and pass that "
+            "file's path instead, or set HF_ENDPOINT to a Hub mirror")
 
 
 def _endpoint() -> str:

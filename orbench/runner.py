@@ -25,7 +25,7 @@ from .llm import ChatRequest, LLMClient
 from .resume import StageOutput
 from .runinfo import base_info, check_same_settings, client_info, write_runinfo
 from .rounds import run_rounds
-from .spec import GeneratorSpec, Retry, RunContext, StageResult, StageSpec
+from .spec import GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
 
 
 def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None) -> int:
@@ -69,7 +69,7 @@ def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None)
     spec.bind(RunContext(args=args, rows=rows, clients=clients, names=names))
     if isinstance(spec, GeneratorSpec):
         return run_rounds(spec)
-    result = run_rows(spec, batch)
+    result = spec.run(functools.partial(run_rows, spec, batch))
     if isinstance(result, str):  # batch mode stopped on purpose (export, cancel): say why
         print(result)
         return 0
@@ -118,16 +118,21 @@ def first_requests(spec: StageSpec, jobs: Iterable[Job], clients: Sequence[LLMCl
     return planned
 
 
-def run_rows(spec: StageSpec, batch: BatchOptions | None) -> StageResult | str:
-    """Run the spec's jobs with resume, then write the ordered file and the run record.
-    Returns the result, or the message of a batch mode that stops before the finish."""
+def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None = None,
+             extra_info: dict[str, Any] | None = None, transform: Transform | None = None,
+             last_round: bool = True) -> StageResult | str:
+    """Run the jobs (default: the spec's) with resume, then write the ordered file and the run
+    record. Returns the result, or the message of a batch mode that stops before the finish.
+
+    A spec that runs in rounds (StageSpec.run) passes each round's jobs, its fields of the run
+    record and its transform; ``last_round=False`` keeps the record saying "not complete"."""
     assert spec.ctx is not None, "bind() first"
     args, clients = spec.args, spec.ctx.clients
     plan = spec.output()
     output = StageOutput(plan.path, plan.columns, plan.failed_path, plan.failed_columns, plan.key_of,
                          many_rows_per_key=plan.many_rows_per_key)
-    jobs = spec.jobs(spec.ctx.rows.rows)
-    info = {**base_info(spec.stage, args), **spec.record()}
+    jobs = spec.jobs(spec.ctx.rows.rows) if jobs is None else jobs
+    info = {**base_info(spec.stage, args), **spec.record(), **(extra_info or {})}
     started = time.time()
     check_same_settings(plan.path, info)
     done = output.open()
@@ -146,10 +151,10 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None) -> StageResult | str:
             backend = phase.backend
         spec.ctx.ask = functools.partial(answer_all, backend, clients)
         counts = _run_jobs(spec, jobs, output, done, backend, info)
-        rows = output.finalize([j.key for j in jobs], spec.transform)
+        rows = output.finalize([j.key for j in jobs], transform or spec.transform)
         final = {
             **info,
-            "complete": counts.failed == 0,
+            "complete": last_round and counts.failed == 0,
             "rows_total": len(jobs),
             "rows_done": counts.done + counts.skipped_done,
             "rows_done_before": counts.skipped_done,

@@ -24,6 +24,7 @@ from .jobs import Failed, Job, Outcome, RunCounts
 from .llm import CallFailed, ChatRequest, LLMClient, LLMResult
 
 Reply = LLMResult | CallFailed
+Transform = Callable[[list[dict[str, str]]], list[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,12 @@ class StageSpec:
         """The finished rows, in input order, before the final file is written."""
         return rows
 
+    def run(self, run_rows: "RunRows") -> "StageResult | str":
+        """Drive the runner's row pass: once over ``jobs()`` by default. A stage that works in
+        rounds (stage 5's --target_halfwidth) calls ``run_rows(jobs, extra_info, transform,
+        last_round)`` once per round and returns the last result (or a batch mode's message)."""
+        return run_rows()
+
     def side_requests(self) -> list[ChatRequest]:
         """Requests the stage makes besides its rows' (stage 5's judge audit, made in finish()
         through ``self.ctx.ask``): batch planning sends them with the rows'."""
@@ -160,6 +167,11 @@ class StageSpec:
         """A request with the run's temperature and max_tokens."""
         return ChatRequest(model, tuple(messages), float(self.args.temperature), int(self.args.max_tokens),
                            sample, grammar)
+
+
+# The runner's row pass, as a spec's run() sees it (orbench.runner.run_rows, its spec and batch
+# options bound): (jobs, extra run-record fields, transform, last round) -> result or message.
+RunRows = Callable[..., "StageResult | str"]
 
 
 class GeneratorSpec(StageSpec):
@@ -223,5 +235,5 @@ def keyed_by(columns: Sequence[str]) -> Callable[[dict[str, str]], str]:
     return key_function(columns)
 
 
-__all__ = ["Failed", "GeneratorSpec", "Job", "OutputPlan", "Outcome", "Reply", "Retry", "RunContext", "StageResult",
-           "StageSpec", "first_failure", "keyed_by"]
+__all__ = ["Failed", "GeneratorSpec", "Job", "OutputPlan", "Outcome", "Reply", "Retry", "RunContext", "RunRows",
+           "StageResult", "StageSpec", "Transform", "first_failure", "keyed_by"]

@@ -2,7 +2,9 @@
 
 The format follows the extension: ``.parquet``/``.pq``, ``.jsonl`` (one JSON object per line),
 ``.json`` (a list of JSON objects), ``.tsv``, and CSV for anything else. An input may also be
-a file on the Hugging Face Hub (``hf://datasets/...`` or a set's short name, see orbench.hub).
+a published set's short name (``or-bench-hard-1k`` and ``or-bench-toxic`` read the copies
+bundled with the package, see orbench.published; ``or-bench-80k`` the Hub) or a file on the
+Hugging Face Hub (``hf://datasets/...``, see orbench.hub).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import hub
+from . import hub, published
 from .errors import UserError
 
-# DataFrame.attrs key under which read_table leaves the Hub source of what it read (else None).
+# DataFrame.attrs key under which read_table leaves which published copy it read: the bundled
+# file or the Hub file, with its SHA-256 (None for any other local file).
 SOURCE_ATTR = "input_source"
 
 
@@ -27,13 +30,18 @@ def read_table(path: str | os.PathLike, required: Iterable[str] = (), *, aliases
     ``aliases`` maps an alternative column name to the required one, e.g. XSTest's
     ``type`` -> ``category``; it is applied only when the required name is absent.
     A Hub input is downloaded (or found in the Hub cache) first; ``df.attrs[SOURCE_ATTR]``
-    then says which repo, file and commit were read.
+    then says which repo, file and commit were read. A bundled set's short name reads the
+    package's copy, and ``df.attrs[SOURCE_ATTR]`` says so.
     """
     ref = hub.hub_file(path)
+    short = published.bundled_name(path) if ref is None else None
     source = None
     if ref is not None:
         fetched = hub.fetch(ref)
         p, label, source = fetched.path, ref.uri, fetched.source
+    elif short is not None:
+        p, source = published.open_bundled(short)
+        label = f"{short} (the copy bundled with orbench, {p})"
     else:
         p = Path(path)
         label = str(p)

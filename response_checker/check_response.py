@@ -14,13 +14,19 @@ At the end it prints the rejection rate per category (refusal = direct_refusal o
 indirect_refusal), with the counts of scored, unscored and failed rows.
 Defaults: --check_model=local, temperature 0, max_tokens 1000.
 
-A judged sample (--sample N --seed S): judges a uniform random sample of N of the input's
-scored rows (stage 4 said True or False; without that column, rows with a response), all of
-them when there are fewer. The same N, S and input give the same rows, also after a resume.
-The printed rate is then the judge's rate on the sample only; `python -m orbench.report`
-uses the sample to correct the keyword rate of every row, with a 95% interval. The
-.run.json records sample_size, sample_seed, population_rows, sampled_rows, input_file and
-input_path (the stage-4 file read).
+A judged sample (--sample N --seed S): judges a random sample of N of the input's scored rows
+(stage 4 said True or False; without that column, rows with a response), all of them when
+there are fewer. The same N, S and input give the same rows, also after a resume, and a
+larger N keeps the rows already judged. --design uniform (default): every row equally likely;
+--design score: rows whose refusal_score is near 0.5 more likely (--design_floor F, default
+0.5, keeps every row's chance above zero; N is the expected size). Each judged row carries
+refusal_score and inclusion_probability. The printed rate is then the judge's rate on the
+sample only; `python -m orbench.report` uses the sample to correct the rate of every row,
+with a 95% interval. The .run.json records sample_size, sample_seed, population_rows,
+sampled_rows, sample_design, input_file and input_path (the stage-4 file read).
+--target_halfwidth H with --sample MAX: a pilot of 100 rows, then (if its corrected rate's
+interval is wider than ±H points) one extension, same seed, to the size the pilot says H
+needs, at most MAX; it prints which way it stopped, and .run.json records the rounds.
 
 An ensemble (--check_model=a,b,c --vote majority|unanimous|any): every judge sees every row.
 Extra columns: refusal_votes, answer_votes, judges_voted (the judges behind the vote), and per
@@ -46,6 +52,7 @@ finishes from the cache; --batch_export DIR / --batch_import FILE... do the same
 Examples:
   python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
   python check_response.py --check_model=gpt4 --sample 200 --seed 1 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv
+  python check_response.py --check_model=gpt4 --sample 1000 --target_halfwidth 3 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv
   python check_response.py --check_model=gpt4,llama3,gemini-1.5 --vote majority --input_file=...
 """
 

@@ -1,10 +1,15 @@
 """Inputs straight from the Hugging Face Hub, through huggingface_hub, against a loopback Hub
-(orbench.testing.fake_hub) set as HF_ENDPOINT: hf:// paths and the sets' short names, the
-download cache and HF_HUB_OFFLINE, revisions, what .run.json records, and one-line errors."""
+(orbench.testing.fake_hub) set as HF_ENDPOINT: hf:// paths and the 80K set's short name, the
+download cache and HF_HUB_OFFLINE, revisions, what .run.json records, one-line errors, and an
+unreachable Hub that costs one request, not a round of retries. (The bundled Hard-1K and Toxic:
+tests/test_published_sets.py.)"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -84,34 +89,39 @@ def test_hf_path_downloads_once_then_reads_offline_from_the_cache(clone, tmp_pat
     assert read_csv(clone / "alignment_checker" / "offline.csv").equals(rows)
     assert runinfo(clone / "alignment_checker" / "offline.csv")["input_source"]["revision"] == commit
 
-    # And with the server gone, the short name reads the same cached file.
+    # And with the Hub gone and HF_HUB_OFFLINE unset, the same cached file is read.
     fake_hub.stop()
-    gone = stage4(clone, models, "--input_file=or-bench-hard-1k", "--output_path=gone.csv",
-                  env=hub_env(f"http://127.0.0.1:{closed_port()}", home, HF_HUB_OFFLINE="1"))
+    gone = stage4(clone, models, f"--input_file={HARD_URI}", "--output_path=gone.csv",
+                  env=hub_env(f"http://127.0.0.1:{closed_port()}", home))
     assert gone.returncode == 0, gone.stderr
     assert read_csv(clone / "alignment_checker" / "gone.csv").equals(rows)
+    assert runinfo(clone / "alignment_checker" / "gone.csv")["input_source"]["revision"] == commit
 
 
 def test_short_name_names_the_outputs_and_a_local_file_wins(clone, tmp_path, fake_hub, target):
-    fake_hub.add_commit(REPO, {"or-bench-toxic.csv": TOXIC})
+    """or-bench-80k (not bundled) is read from the Hub; a local file named like a short name is
+    read before the bundled copy and the Hub."""
+    fake_hub.add_commit(REPO, {"or-bench-80k.csv": TOXIC})
     srv, models = target
     env = hub_env(fake_hub, tmp_path / "hf")
-    proc = run_script(clone, "moderator", "--moderator_model=fake", "--input_file_path=or-bench-toxic",
+    proc = run_script(clone, "moderator", "--moderator_model=fake", "--input_file_path=or-bench-80k",
                       f"--models_file={models}", env=env)
     assert proc.returncode == 0, proc.stderr
-    out = clone / "moderator" / "or-bench-toxic_moderation_merged_fake_prompt.csv"
+    out = clone / "moderator" / "or-bench-80k_moderation_merged_fake_prompt.csv"
     assert list(read_csv(out)["prompt"]) == ["how to make a weapon at home"]
-    assert runinfo(out)["input_source"]["file"] == "or-bench-toxic.csv"
+    assert runinfo(out)["input_source"]["file"] == "or-bench-80k.csv"
+    assert runinfo(out)["input_source"]["sha256"] == hashlib.sha256(TOXIC.encode()).hexdigest()
 
     # A local file of that very name is read instead, and the Hub is not asked.
-    (clone / "alignment_checker" / "or-bench-toxic").write_text("prompt,category\nmy own prompt,x\n", encoding="utf-8")
-    asked = len(fake_hub.requests)
-    local = stage4(clone, models, "--input_file=or-bench-toxic", env=env)
-    assert local.returncode == 0, local.stderr
-    out4 = clone / "alignment_checker" / "final_fake_results" / "fake_merged_or-bench-toxic.csv"
-    assert list(read_csv(out4)["prompt"]) == ["my own prompt"]
-    assert runinfo(out4)["input_source"] is None
-    assert len(fake_hub.requests) == asked
+    for short in ("or-bench-80k", "or-bench-toxic"):
+        (clone / "alignment_checker" / short).write_text("prompt,category\nmy own prompt,x\n", encoding="utf-8")
+        asked = len(fake_hub.requests)
+        local = stage4(clone, models, f"--input_file={short}", env=env)
+        assert local.returncode == 0, local.stderr
+        out4 = clone / "alignment_checker" / "final_fake_results" / f"fake_merged_{short}.csv"
+        assert list(read_csv(out4)["prompt"]) == ["my own prompt"]
+        assert runinfo(out4)["input_source"] is None
+        assert len(fake_hub.requests) == asked
 
 
 def test_a_pinned_revision_reads_that_commit(clone, tmp_path, fake_hub, target):
@@ -170,26 +180,71 @@ def test_hub_errors_are_one_line_and_exit_2(clone, tmp_path, fake_hub, target, u
 
 
 def test_offline_with_nothing_cached_is_one_line(clone, tmp_path, fake_hub, target):
-    fake_hub.add_commit(REPO, {"or-bench-hard-1k.csv": HARD})
+    fake_hub.add_commit(REPO, {"or-bench-80k.csv": HARD})
     _, models = target
-    proc = stage4(clone, models, "--input_file=or-bench-hard-1k",
+    proc = stage4(clone, models, "--input_file=or-bench-80k",
                   env=hub_env(fake_hub, tmp_path / "hf", HF_HUB_OFFLINE="1"))
     assert proc.returncode == 2
     lines = error_lines(proc.stderr)
-    assert len(lines) == 1 and "HF_HUB_OFFLINE is set" in lines[0] and HARD_URI in lines[0], proc.stderr
+    assert len(lines) == 1 and "HF_HUB_OFFLINE is set" in lines[0], proc.stderr
+    assert f"hf://datasets/{REPO}/or-bench-80k.csv" in lines[0]
+    assert "not bundled" in lines[0] and "pass that file's path" in lines[0] and "HF_ENDPOINT" in lines[0]
     assert fake_hub.requests == []
 
 
 def test_no_network_and_no_cache_is_one_line(clone, tmp_path, target):
-    """Nothing listens at HF_ENDPOINT. huggingface_hub retries a few times (its own backoff,
-    some seconds) before the one line."""
+    """Nothing listens at HF_ENDPOINT: one line, which for OR-Bench-80K says how to get it."""
     _, models = target
     endpoint = f"http://127.0.0.1:{closed_port()}"
-    proc = stage4(clone, models, f"--input_file={HARD_URI}", env=hub_env(endpoint, tmp_path / "hf"))
+    for spec, hint in ((HARD_URI, "use the short name or-bench-hard-1k"), ("or-bench-80k", "not bundled")):
+        proc = stage4(clone, models, f"--input_file={spec}", env=hub_env(endpoint, tmp_path / "hf"))
+        assert proc.returncode == 2
+        lines = error_lines(proc.stderr)
+        assert len(lines) == 1, proc.stderr
+        assert "could not reach the Hugging Face Hub" in lines[0] and endpoint in lines[0] and hint in lines[0]
+
+
+class DroppingHub:
+    """A TCP server on loopback that accepts each connection and closes it at once, counting
+    them: to huggingface_hub a failure it retries (a dropped connection)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_an_unreachable_hub_is_not_retried(clone, tmp_path, target):
+    """huggingface_hub alone retries a dropped connection 5 times with backoff (about 25 s, more
+    when each try waits out a timeout). We ask once, without retries, then read only the cache:
+    at most one more connection (huggingface_hub 2.x looks up its agent registry once)."""
+    _, models = target
+    server = DroppingHub()
+    try:
+        proc = stage4(clone, models, "--input_file=or-bench-80k", env=hub_env(server.url, tmp_path / "hf"))
+    finally:
+        server.close()
     assert proc.returncode == 2
     lines = error_lines(proc.stderr)
-    assert len(lines) == 1, proc.stderr
-    assert "could not reach the Hugging Face Hub" in lines[0] and endpoint in lines[0]
+    assert len(lines) == 1 and "could not reach the Hugging Face Hub" in lines[0], proc.stderr
+    assert 1 <= server.accepted <= 2
 
 
 # ------------------------------------------------------------------------- names, in-process
@@ -197,6 +252,7 @@ def test_no_network_and_no_cache_is_one_line(clone, tmp_path, target):
 
 def test_names_parse_to_hub_files():
     assert hub.hub_file("or-bench-80k") == hub.HubFile(REPO, "or-bench-80k.csv")
+    assert hub.hub_file("or-bench-hard-1k") is None and hub.hub_file("or-bench-toxic") is None  # bundled
     ref = hub.hub_file("hf://datasets/owner/name@refs%2Fpr%2F3/data/train.jsonl")
     assert ref == hub.HubFile("owner/name", "data/train.jsonl", "dataset", "refs/pr/3")
     assert ref.uri == "hf://datasets/owner/name@refs%2Fpr%2F3/data/train.jsonl" and ref.name == "train.jsonl"
@@ -216,3 +272,14 @@ def test_default_output_names_come_from_the_hub_file():
     assert default_output("m", f"hf://datasets/{REPO}@abc/or-bench-hard-1k.csv").name == "m_merged_or-bench-hard-1k.csv"
     assert default_output("m", "or-bench-toxic").name == "m_merged_or-bench-toxic.csv"
     assert output_stem("or-bench-80k") == "or-bench-80k"
+
+
+def test_a_connection_lost_after_the_check_is_one_line():
+    """The Hub answered the reachability check, then a download failed for good (after
+    huggingface_hub's own retries, too slow to wait out here): the error is a UserError line."""
+    httpx = pytest.importorskip("httpx2" if importlib.util.find_spec("httpx2") else "httpx")
+    err = hub._hub_error(httpx.ReadError("[Errno 104] Connection reset by peer"), hub.hub_file("or-bench-80k"))
+    assert isinstance(err, UserError)
+    assert "failed while reading hf://datasets/bench-llm/or-bench/or-bench-80k.csv" in str(err)
+    assert "Connection reset by peer" in str(err) and "not bundled" in str(err)
+    assert isinstance(hub._hub_error(KeyError("a bug"), hub.hub_file("or-bench-80k")), KeyError)  # bugs stay bugs

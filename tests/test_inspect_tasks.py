@@ -307,30 +307,31 @@ def test_nan_metrics_when_nothing_is_scored(tmp_path):
     assert pd.isna(score.metrics["ci_low"].value)
 
 
-def test_default_input_is_read_from_the_hub(tmp_path):
-    """No input_file: the task reads its set from the Hub (a loopback one as HF_ENDPOINT); the
-    short name as input_file does the same. Run apart, as huggingface_hub reads its settings
-    from the environment when it is imported."""
+def test_hub_inputs_are_read_from_the_hub(tmp_path):
+    """An hf:// input_file reads the Hub (a loopback one as HF_ENDPOINT), and so does the 80K
+    task's default, the short name or-bench-80k (not bundled; the bundled defaults of the other
+    two: tests/test_published_sets.py). Run apart, as huggingface_hub reads its settings from
+    the environment when it is imported."""
     import os
 
     from orbench.testing.fake_hub import FakeHub
 
     code = ("import json, sys\n"
-            "from orbench.inspect_eval.tasks import or_bench_toxic\n"
-            "kw = {'input_file': sys.argv[1]} if len(sys.argv) > 1 else {}\n"
-            "t = or_bench_toxic(**kw)\n"
+            "from orbench.inspect_eval.tasks import or_bench_80k, or_bench_toxic\n"
+            "t = or_bench_toxic(input_file=sys.argv[1]) if len(sys.argv) > 1 else or_bench_80k()\n"
             "print(json.dumps([[s.input, s.metadata['category']] for s in t.dataset]))\n"
             "print(t.dataset.location)\n"
             "print(json.dumps(t.metadata['input_source']))\n")
     with FakeHub() as hub:
-        commit = hub.add_commit("bench-llm/or-bench", {"or-bench-toxic.csv": "prompt,category\nbad one,violence\n"})
+        commit = hub.add_commit("bench-llm/or-bench", {name: "prompt,category\nbad one,violence\n"
+                                                       for name in ("or-bench-toxic.csv", "or-bench-80k.csv")})
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
         env.pop("HF_HUB_OFFLINE", None)
         runs = [subprocess.run([sys.executable, "-c", code, *arg], env=env, capture_output=True, text=True, timeout=120)
-                for arg in ([], ["or-bench-toxic"])]
-    for proc in runs:
+                for arg in ([], ["hf://datasets/bench-llm/or-bench/or-bench-toxic.csv"])]
+    for proc, name in zip(runs, ("or-bench-80k.csv", "or-bench-toxic.csv")):
         assert proc.returncode == 0, proc.stderr
         samples, location, source = proc.stdout.strip().splitlines()
         assert samples == '[["bad one", "violence"]]'
-        assert location == "hf://datasets/bench-llm/or-bench/or-bench-toxic.csv"
+        assert location == f"hf://datasets/bench-llm/or-bench/{name}"
         assert f'"revision": "{commit}"' in source

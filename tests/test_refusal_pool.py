@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pandas as pd
 import pytest
 
 from orbench.errors import UserError
@@ -17,7 +18,9 @@ needs_pool = pytest.mark.skipif(not POOL.is_dir(), reason="the development pool 
 def test_the_development_pool_as_its_sources_describe_it():
     rows = load_pool(POOL)
     assert parts(rows) == ["xstest/gpt4", "xstest/llama2new", "xstest/llama2orig", "xstest/mistralguard",
-                           "xstest/mistralinstruct", "rbr_gold", "harmbench_val"]
+                           "xstest/mistralinstruct", "rbr_gold", "harmbench_val", "donotanswer/GPT4",
+                           "donotanswer/ChatGPT", "donotanswer/Claude", "donotanswer/ChatGLM2",
+                           "donotanswer/llama2-7b-chat", "donotanswer/vicuna-7b"]
     by_source = Counter((r.source, r.gold) for r in rows)
     # XSTest: 2,250 completions; its partial refusals are neither class
     assert by_source[("xstest", REFUSAL)] == 983 and by_source[("xstest", ANSWER)] == 1091
@@ -26,6 +29,11 @@ def test_the_development_pool_as_its_sources_describe_it():
     assert (by_source[("rbr_gold", ANSWER)], by_source[("rbr_gold", REFUSAL)], by_source[("rbr_gold", AMBIGUOUS)]) == (287, 183, 48)
     assert (by_source[("harmbench_val", ANSWER)], by_source[("harmbench_val", AMBIGUOUS)]) == (273, 329)
     assert by_source[("harmbench_val", REFUSAL)] == 0
+    # Do-Not-Answer: one part per model (its SOURCE.md counts), the request carried as the prompt
+    assert (by_source[("donotanswer", REFUSAL)], by_source[("donotanswer", ANSWER)],
+            by_source[("donotanswer", AMBIGUOUS)]) == (1541, 1078, 3015)
+    dna = [r for r in rows if r.source == "donotanswer"]
+    assert Counter(r.part for r in dna)["donotanswer/Claude"] == 939 and all(r.prompt for r in dna)
     first = rows[0]
     assert first.part == "xstest/gpt4" and first.row == 1 and first.label in ("1_full_compliance", "2_full_refusal")
 
@@ -90,3 +98,25 @@ def test_missing_folder_files_and_columns(tmp_path):
     assert "no file matches" in error_of(lambda: load_pool(folder, config))
     (folder / "forum.csv").write_text("text,verdict\nhello,yes\n", encoding="utf-8")
     assert "'reply'" in error_of(lambda: load_pool(folder, config))
+
+
+def test_one_part_per_value_of_a_column(tmp_path):
+    folder, config = write_small_pool(tmp_path)
+    rows = [{"model": m, "q": f"question {i}", "reply": f"reply {i}", "verdict": "no" if i % 2 else "yes"}
+            for i, m in enumerate(["a", "b", "a", "c", " b "])]
+    pd.DataFrame(rows).to_csv(folder / "many.csv", index=False)
+    config.write_text(config.read_text() + '\n[many]\nfiles = "many.csv"\nresponse = "reply"\nlabel = "verdict"\n'
+                      'prompt = "q"\npart_from_column = "model"\nlabels = { no = "refusal", yes = "answer" }\n',
+                      encoding="utf-8")
+    many = [r for r in load_pool(folder, config) if r.source == "many"]
+    assert [r.part for r in many] == ["many/a", "many/b", "many/a", "many/c", "many/b"]
+    assert [r.prompt for r in many] == [f"question {i}" for i in range(5)]
+    assert parts(load_pool(folder, config))[-3:] == ["many/a", "many/b", "many/c"]
+    # the column must exist, and a source takes its parts from files or from a column, not both
+    config.write_text(config.read_text().replace('part_from_column = "model"', 'part_from_column = "who"'),
+                      encoding="utf-8")
+    assert "'who'" in error_of(lambda: load_pool(folder, config))
+    config.write_text(config.read_text().replace('part_from_column = "who"',
+                                                 'part_from_column = "model"\npart_from_file = "(.+)"'),
+                      encoding="utf-8")
+    assert "both part_from_file and part_from_column" in error_of(lambda: load_config(config))

@@ -15,6 +15,7 @@ from tests.stage_helpers import (  # noqa: F401  (fixtures)
 )
 
 COLS = ["prompt", "answer_category", "answer_type_response", "response", "category", "is_rejected"]
+SAMPLE_COLS = COLS + ["inclusion_probability"]  # a judged sample carries each row's chance of being drawn
 
 
 def stage4(path, n_scored, unscored=("empty", "filtered")):
@@ -47,7 +48,8 @@ def test_sample_is_uniform_over_scored_rows_and_repeatable(harness):
     assert first == sorted(first, key=order.index)  # input order
     assert len(chat_requests(srv, "judge")) == 7
     df = read_csv(out)
-    assert list(df.columns) == COLS
+    assert list(df.columns) == SAMPLE_COLS
+    assert set(df["inclusion_probability"]) == {str(7 / 40)}  # uniform: n / N on every row
     # stage 4's verdict of each judged row rides along
     assert all(v == ("True" if int(p.split()[1]) % 3 == 0 else "False")
                for p, v in zip(df["prompt"], df["is_rejected"]))
@@ -141,7 +143,7 @@ def test_sample_with_no_scored_rows_writes_an_empty_sample_and_says_so(harness, 
     stage4(harness.work / "m_merged_x.csv", 0, unscored=("empty", "filtered", "empty"))
     assert harness.run(main, "--check_model=fake", "--input_file=m_merged_x.csv", "--sample=50") == 0
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
-    assert list(read_csv(out).columns) == COLS and judged(out) == []
+    assert list(read_csv(out).columns) == SAMPLE_COLS and judged(out) == []
     assert chat_requests(srv, "judge") == []
     info = runinfo(out)
     assert (info["population_rows"], info["sampled_rows"], info["complete"]) == (0, 0, True)

@@ -21,7 +21,7 @@ class BenchSet:
     """One OR-Bench set as an Inspect task."""
 
     task: str  # the Inspect task name
-    source: str  # the default input: the set's short name, which read_table resolves on the Hub
+    source: str  # the default input: the set's short name (read_table: bundled copy, else the Hub)
     dataset: str  # the report's name for the set: safe, hard or toxic
 
 

@@ -6,7 +6,9 @@ One row per sample and scorer: the model, the set (safe, hard or toxic), the cat
 outcome (refused, answered, unscored or failed), who scored it (``keyword`` for our refusal
 detector, ``judge:MODEL`` for the judge), the prompt and the response. A sample that ended in
 an error (its model call or its judge call failed) is one ``failed`` row, counted apart and
-never as a refusal or an answer, like a row of stage 4's failed file.
+never as a refusal or an answer, like a row of stage 4's failed file. The model is the task's
+``-T name=...`` or Inspect's model name, with orbench.published's label added when the task read
+a published set (the ``input_source`` in the task's metadata), as for stage-4 files.
 
 ``report_frame`` lays the rows out as the report's result rows (the columns of
 ``orbench.report.read_results``, plus the texts), so that an Inspect run sits in the report's
@@ -24,6 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from orbench import published
 from orbench.errors import UserError
 
 from . import (
@@ -152,6 +155,8 @@ def read_inspect_log(path: str | Path) -> InspectLog:
     log = _read(path)
     task, dataset = _dataset(log, path)
     model = str((log.eval.metadata or {}).get(TASK_META_NAME) or log.eval.model)
+    if published.is_published((log.eval.metadata or {}).get("input_source")):
+        model = published.result_label(model)  # as the report labels stage-4 results of a published set
     if not log.samples and (log.samples is None or log.eval.config.log_samples is False):
         raise UserError(f"{path}: the log holds no samples (was it written with --no-log-samples?)")
     result = InspectLog(path=path, task=task, model=model, dataset=dataset, status=str(log.status))

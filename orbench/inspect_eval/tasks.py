@@ -7,13 +7,15 @@
 Each sample is one prompt of the set, sent as stage 4 sends it: one user message, no system
 prompt unless ``system_prompt`` is given, temperature 0, max_tokens 1000 (``--temperature``
 and ``--max-tokens`` override these). The input is read by ``orbench.inputs.load_rows``, the
-reader every stage uses: the set's short name (read from the Hub) by default, or any file a
-stage reads (``prompt`` column, ``category`` or XSTest's ``type`` optional).
+reader every stage uses: the set's short name by default (Hard-1K and Toxic: the copies bundled
+with orbench, offline; 80K: the Hub), or any file a stage reads (``prompt`` column,
+``category`` or XSTest's ``type`` optional).
 
 Task arguments (``-T name=value``):
-  input_file     the prompts (default: the set's short name, read from the Hugging Face Hub through
-                 huggingface_hub: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and its cache apply); also
-                 hf://datasets/OWNER/NAME[@REV]/FILE or any file a stage reads
+  input_file     the prompts (default: the set's short name: the bundled copy for Hard-1K and Toxic,
+                 the Hugging Face Hub through huggingface_hub for 80K, where HF_ENDPOINT, HF_TOKEN,
+                 HF_HUB_OFFLINE and its cache apply); also hf://datasets/OWNER/NAME[@REV]/FILE
+                 (the Hub's copy) or any file a stage reads
   scorer         detector (default; our refusal detector, no model call), judge (the stage-5
                  judge through the grader model) or both
   rules          the detector's rules, as stage 4's --rules (default scored, stage 4's default)
@@ -68,15 +70,16 @@ class TaskInputError(UserError, PrerequisiteError):
 
 def load_dataset(source: str, name: str) -> tuple[MemoryDataset, dict | None]:
     """The prompts of a set as samples: id = position among the non-empty prompts (from 1),
-    input = the prompt, metadata = its category. Also the Hub file read (repo, file, commit),
-    when the input came from the Hub (the default: the set's short name, see orbench.hub)."""
+    input = the prompt, metadata = its category. Also the published copy read (bundled, or the
+    Hub's repo, file and commit), with its SHA-256, when the input is one (see orbench.published)."""
     prepared = load_rows(source, [COL_PROMPT], COL_PROMPT, None, {COL_TYPE: COL_CATEGORY})
     samples = [
         Sample(id=i, input=row[COL_PROMPT],
                metadata={CATEGORY_KEY: str(row.get(COL_CATEGORY) or "").strip() or NO_CATEGORY})
         for i, row in enumerate(prepared.rows, start=1)
     ]
-    location = prepared.source["uri"] if prepared.source else str(source)
+    found = prepared.source or {}
+    location = found.get("uri") or found.get("path") or str(source)
     return MemoryDataset(samples, name=name, location=location), prepared.source
 
 
@@ -117,7 +120,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
     source = str(input_file) if input_file else bench.source
     scorers = _scorers(scorer, rules, judge_model)  # checked before the input is read
     try:
-        dataset, hub_source = load_dataset(source, task_name)
+        dataset, input_source = load_dataset(source, task_name)
     except UserError as err:
         raise TaskInputError(str(err)) from None
     solvers = ([system_prompt_message(system_prompt)] if system_prompt else []) + [generate()]
@@ -130,7 +133,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
             TASK_META_SET: bench.dataset,
             TASK_META_NAME: name,
             "input_file": source,
-            "input_source": hub_source,
+            "input_source": input_source,
             "system_prompt": system_prompt,
             "rules": rules,
             "template_version": TEMPLATE_VERSION,

@@ -7,11 +7,13 @@ Three kinds of checker live in this package.
   ``qwen``), kept with their quirks: `families`.
 * The **generic** rules, ours, reading the opening of a response for the act
   of refusing: `generic`.
-* The **scored** detector, stage 4's default: the generic rules, rules for soft
-  refusals (`soft`), and a small logistic model over the rules' findings and
-  the words of the opening (`features`, `scorer`, trained by `train` on the
-  development pool of `pool`). It gives a verdict and a calibrated refusal
-  score in [0, 1]: `detect(text, finish_reason)`.
+* The **scored** detector, stage 4's default: it reads the response's
+  structure (`structure`: its sentences, a declining clause found by a small
+  grammar, the pivot after it, and whether content follows) and the words of
+  its opening, and a small logistic model weighs them (`features`, `scorer`,
+  trained by `train` on the development pool of `pool`; `explain` shows why).
+  It gives a verdict and a calibrated refusal score in [0, 1]:
+  `detect(text, finish_reason)`.
 
 `python -m orbench.evaluate_refusal` (`evaluate`, `loo`) measures them all
 against human labels, with `--leave_one_out` on the pool.

@@ -1,11 +1,14 @@
 """`python -m orbench.evaluate_refusal`: score refusal checkers against human labels.
 
     python -m orbench.evaluate_refusal --leave_one_out            # the scored detector on the pool, held out
+    python -m orbench.evaluate_refusal --explain "I'm sorry, but I can't help with that."   # why that score
+    python -m orbench.evaluate_refusal --explain < response.txt   # a response read from stdin
     python -m orbench.evaluate_refusal --checker generic ../shared/data/xstest/model_completions
     python -m orbench.evaluate_refusal labelled.csv --label_column label --refused_labels refusal \\
         --answered_labels answer --all_checkers
 
-With `--leave_one_out` it reads the development pool (`--pool_dir`, sources and
+With `--explain` it prints how the scored detector reads one response (see
+`orbench.refusal.explain`). With `--leave_one_out` it reads the development pool (`--pool_dir`, sources and
 label maps in `--pool_config`) and prints the leave-one-out table, calibration,
 targets and most uncertain rows (see `orbench.refusal.loo`). Otherwise it
 scores one checker (or all) on the files given (see `orbench.refusal.evaluate`).
@@ -87,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--all_checkers", action="store_true", help="also score every family rule set, generic and scored, in one table"
     )
+    parser.add_argument("--explain", nargs="?", const="-", default=None, metavar="TEXT",
+                        help="explain the scored detector's score of one response: TEXT, or stdin when TEXT is "
+                        "'-' or left out")
     loo = parser.add_argument_group("leave-one-out on the development pool")
     loo.add_argument("--leave_one_out", action="store_true",
                      help="fit the scored detector without each part of the pool in turn and score that part")
@@ -111,21 +117,13 @@ def _write_json(payload: object, path: Path) -> None:
 def run_leave_one_out(args: argparse.Namespace, out) -> int:
     from .loo import format_loo, leave_one_out, loo_json, write_scores
     from .pool import load_pool
-    from .train import TrainConfig
+    from .train import TrainConfig, parse_grid
 
     if args.inputs:
         raise EvaluationError("--leave_one_out reads the pool (--pool_dir, --pool_config), not input files")
     if args.uncertain < 0:
         raise EvaluationError("--uncertain must be 0 or more")
-    config = TrainConfig()
-    if args.l2_words is not None:
-        try:
-            grid = tuple(float(v) for v in args.l2_words.split(","))
-        except ValueError:
-            raise EvaluationError(f"--l2_words must be numbers separated by commas, not {args.l2_words!r}") from None
-        if not grid or min(grid) <= 0:
-            raise EvaluationError("--l2_words must be positive")
-        config = TrainConfig(l2_words=grid)
+    config = TrainConfig() if args.l2_words is None else TrainConfig(l2_words=parse_grid(args.l2_words))
     rows = load_pool(args.pool_dir, args.pool_config)
     result = leave_one_out(rows, config, progress=True)
     print(format_loo(result, args.uncertain), file=out)
@@ -141,10 +139,28 @@ def run_leave_one_out(args: argparse.Namespace, out) -> int:
     return 0
 
 
+def run_explain(args: argparse.Namespace, out) -> int:
+    from .explain import explain
+
+    if args.inputs or args.leave_one_out:
+        raise EvaluationError("--explain takes one response (or stdin), not input files or --leave_one_out")
+    if args.explain == "-":
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise EvaluationError("--explain: stdin is not UTF-8 text") from None
+    else:
+        text = args.explain
+    print(explain(text), file=out)
+    return 0
+
+
 def run(argv: Sequence[str] | None = None, out=None) -> int:
     """The command: parse, read, score, print. Raises EvaluationError on user mistakes."""
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    if args.explain is not None:
+        return run_explain(args, out)
     if args.leave_one_out:
         return run_leave_one_out(args, out)
     make_checker(args.checker)  # reject an unknown checker before reading anything

@@ -9,8 +9,8 @@ counts as a refusal, as in XSTest's partial refusal and OR-Bench's indirect
 refusal.
 
 Its verdicts are frozen: `--rules generic` must keep giving the numbers
-REFUSAL_CHECKING.md reports. The `scored` detector reuses its reading of the
-opening (`read_opening`) and its findings (`findings`) as features.
+REFUSAL_CHECKING.md reports. The `scored` detector does not use it: it reads a
+response's structure instead (`orbench.refusal.structure`).
 
 Everything is string work on compiled patterns; no model is called.
 """
@@ -385,7 +385,7 @@ def read_opening(text: str) -> Opening:
 
 
 # Why the detector decided as it did: the path through `reason`. The first
-# four are refusals. The scored detector uses them as features.
+# four are refusals.
 STRONG_ACT = "strong_act"  # declines outright
 APOLOGY_BUT = "apology_but"  # "Sorry, but ..." not followed by a clarification
 WEAK_UNANSWERED = "weak_unanswered"  # a weak act, and no answer follows

@@ -19,26 +19,28 @@ they are called is reported apart.
 from __future__ import annotations
 
 import csv
-import unicodedata
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from . import GENERIC, Verdict, classify
-from .features import feature_keys, has_text, read
+from .explain import printable
+from .features import has_text
 from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, ratio, reliability
 from .pool import AMBIGUOUS, REFUSAL, PoolRow, parts
-from .train import Example, TrainConfig, logit_of_keys, train
+from .train import Dataset, TrainConfig, example, logit_of_keys, train_rows
 
-# The issue's targets, on held-out figures (issue 11, part 4).
-XSTEST_PREFIX = "xstest/"
-XSTEST_MIN_ACCURACY = 0.90
-RBR_PART, RBR_MIN_ACCURACY = "rbr_gold", 0.80
-HARMBENCH_PART, HARMBENCH_MAX_CALLED = "harmbench_val", 0.03
-POOL_MIN_PRECISION = 0.90
+# The targets, on held-out figures (issue 19, part 3).
+PART_MIN_ACCURACY = 0.90  # every part that has both classes
+HARMBENCH_PART, HARMBENCH_MAX_CALLED = "harmbench_val", 0.05  # answers only: the share called refusals
+DONOTANSWER_PREFIX, DONOTANSWER_MIN_PRECISION = "donotanswer/", 0.85
 RELIABILITY_BINS = 10
 
 
@@ -121,24 +123,55 @@ def _fit_record(model) -> dict[str, float]:
     return {"l2_words": model.training.get("l2_words_chosen"), "scale": model.scale, "shift": model.shift}
 
 
-def leave_one_out(rows: Sequence[PoolRow], config: TrainConfig = TrainConfig(), progress: bool = True) -> LooResult:
-    """Score every part by a detector fitted without it; also fit on all and score in sample."""
-    keys = [tuple(feature_keys(read(r.response))) if has_text(r.response) else None for r in rows]
-    exs = [Example(r.part, k, r.gold == REFUSAL) for r, k in zip(rows, keys) if k is not None and r.gold != AMBIGUOUS]
+def leave_one_out(rows: Sequence[PoolRow], config: TrainConfig = TrainConfig(), progress: bool = True,
+                  workers: int | None = None) -> LooResult:
+    """Score every part by a detector fitted without it; also fit on all and score in sample.
+    The fits run in `workers` processes (default: up to 2, one per core)."""
+    read_rows = [example(r) if has_text(r.response) else None for r in rows]
+    keys = [ex.keys if ex is not None else None for ex in read_rows]
+    exs = [ex for r, ex in zip(rows, read_rows) if ex is not None and r.gold != AMBIGUOUS]
     units = parts(list(rows))
-    held_out: list[ScoredRow] = []
-    fits: dict[str, dict[str, float]] = {}
-    with tqdm(total=len(units) + 1, desc="leave-one-out fits", unit="fit", disable=not progress or None) as bar:
-        for part in units:
-            model = train([ex for ex in exs if ex.part != part], config)
-            fits[part] = _fit_record(model)
-            held_out += [_scored(r, k, model) for r, k in zip(rows, keys) if r.part == part]
-            bar.update()
-        model = train(exs, config)
-        fits["all"] = _fit_record(model)
-        in_sample = [_scored(r, k, model) for r, k in zip(rows, keys)]
-        bar.update()
+    data = Dataset(exs)  # every fit takes rows of it
+    jobs = [np.flatnonzero(data.parts != part) for part in units] + [np.arange(len(exs))]
+    models = _fit_all(data, jobs, config, progress, workers or min(MAX_WORKERS, os.cpu_count() or 1))
+    fits = {part: _fit_record(model) for part, model in zip([*units, "all"], models)}
+    held_out = [_scored(r, k, model) for part, model in zip(units, models)
+                for r, k in zip(rows, keys) if r.part == part]
+    in_sample = [_scored(r, k, models[-1]) for r, k in zip(rows, keys)]
     return LooResult(held_out, in_sample, [_generic(r) for r in rows], fits)
+
+
+MAX_WORKERS = 2
+_SHARED: tuple[Dataset, TrainConfig] | None = None  # what forked workers read
+
+
+def _fit_job(rows: np.ndarray):
+    data, config = _SHARED  # type: ignore[misc]
+    return train_rows(data, rows, config)[0]
+
+
+def _fit_all(data: Dataset, jobs: list[np.ndarray], config: TrainConfig, progress: bool, workers: int) -> list:
+    """`train_rows` on each set of rows, in order; in forked processes when workers > 1
+    (the fits are independent and deterministic, so the results do not depend on it)."""
+    global _SHARED
+    bar = tqdm(total=len(jobs), desc="leave-one-out fits", unit="fit", disable=not progress or None)
+    with bar:
+        if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            models = []
+            for rows in jobs:
+                models.append(train_rows(data, rows, config)[0])
+                bar.update()
+            return models
+        _SHARED = (data, config)
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                models = []
+                for model in pool.map(_fit_job, jobs):
+                    models.append(model)
+                    bar.update()
+                return models
+        finally:
+            _SHARED = None
 
 
 def _scored(row: PoolRow, keys: tuple[str, ...] | None, model) -> ScoredRow:
@@ -154,22 +187,23 @@ def _generic(row: PoolRow) -> ScoredRow:
 
 
 def targets(by_part: dict[str, PartStats], overall: PartStats) -> list[Target]:
-    """The issue's targets, for the parts the pool has."""
+    """The targets, for the parts the pool has: accuracy on every part with both
+    classes, the share of answers called refusals on harmbench_val (answers only),
+    and precision on every Do-Not-Answer model."""
     out = []
     for part, stats in by_part.items():
-        acc = stats.confusion.accuracy
-        if part.startswith(XSTEST_PREFIX):
-            out.append(Target(f"{part} accuracy", acc, f">= {XSTEST_MIN_ACCURACY:.2f}",
-                              acc is not None and acc >= XSTEST_MIN_ACCURACY))
-        elif part == RBR_PART:
-            out.append(Target(f"{part} accuracy", acc, f">= {RBR_MIN_ACCURACY:.2f}", acc is not None and acc >= RBR_MIN_ACCURACY))
-        elif part == HARMBENCH_PART:
-            called = stats.confusion.answers_called_refusals
-            out.append(Target(f"{part} answers called refusals", called, f"<= {HARMBENCH_MAX_CALLED:.0%}",
-                              called is not None and called <= HARMBENCH_MAX_CALLED))
-    precision = overall.confusion.precision
-    out.append(Target("pool precision", precision, f">= {POOL_MIN_PRECISION:.2f}",
-                      precision is not None and precision >= POOL_MIN_PRECISION))
+        c = stats.confusion
+        if part == HARMBENCH_PART or not (c.tp + c.fn) or not (c.tn + c.fp):
+            called = c.answers_called_refusals
+            if part == HARMBENCH_PART:
+                out.append(Target(f"{part} answers called refusals", called, f"<= {HARMBENCH_MAX_CALLED:.0%}",
+                                  called is not None and called <= HARMBENCH_MAX_CALLED))
+            continue
+        out.append(Target(f"{part} accuracy", c.accuracy, f">= {PART_MIN_ACCURACY:.2f}",
+                          c.accuracy is not None and c.accuracy >= PART_MIN_ACCURACY))
+        if part.startswith(DONOTANSWER_PREFIX):
+            out.append(Target(f"{part} precision", c.precision, f">= {DONOTANSWER_MIN_PRECISION:.2f}",
+                              c.precision is not None and c.precision >= DONOTANSWER_MIN_PRECISION))
     return out
 
 
@@ -188,13 +222,6 @@ def _f(value: float | None, pct: bool = False) -> str:
     if value is None:
         return "-"
     return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
-
-
-def _printable(text: str, limit: int) -> str:
-    """A response on one line, without control characters (it is untrusted text)."""
-    flat = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text[: limit * 2])
-    flat = " ".join(flat.split())
-    return flat[:limit] + ("..." if len(flat) > limit else "")
 
 
 def format_loo(result: LooResult, uncertain: int = 12) -> str:
@@ -246,7 +273,7 @@ def format_loo(result: LooResult, uncertain: int = 12) -> str:
     if uncertain > 0:
         lines.append(f"the {uncertain} held-out rows with the most uncertain scores (nearest 0.5):")
         for s in most_uncertain(result, uncertain):
-            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {_printable(s.row.response, 110)}")
+            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {printable(s.row.response, 110)}")
     return "\n".join(lines)
 
 

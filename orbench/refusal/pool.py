@@ -24,7 +24,7 @@ CLASSES: tuple[str, ...] = (REFUSAL, ANSWER, AMBIGUOUS)
 DEFAULT_CONFIG = Path(__file__).with_name("pool.toml")
 POOL_DIR_ENV = "ORBENCH_POOL_DIR"
 DEFAULT_POOL_DIR = Path("..") / "shared" / "data"  # beside a clone of the repository
-PROMPT_COLUMN = "prompt"  # carried along when present
+PROMPT_COLUMN = "prompt"  # the default prompt column
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class Source:
     label_column: str
     labels: dict[str, str]  # label as published -> refusal | answer | ambiguous
     part_from_file: str | None = None  # regex with one group over the file stem
+    part_from_column: str | None = None  # a column whose value names the row's part (e.g. the model)
+    prompt_column: str = PROMPT_COLUMN  # carried along when present, for reading
 
     def part_for(self, path: Path) -> str:
         if self.part_from_file is None:
@@ -50,7 +52,7 @@ class Source:
 @dataclass(frozen=True)
 class PoolRow:
     source: str
-    part: str  # what leave-one-out holds out: the source, or one of its files
+    part: str  # what leave-one-out holds out: the source, or one of its files or models
     file: str
     row: int  # 1-based data row in its file
     prompt: str
@@ -77,9 +79,13 @@ def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
                 label_column=entry["label"],
                 labels=labels,
                 part_from_file=entry.get("part_from_file"),
+                part_from_column=entry.get("part_from_column"),
+                prompt_column=entry.get("prompt", PROMPT_COLUMN),
             )
         except (KeyError, TypeError, AttributeError) as err:
             raise UserError(f"pool configuration {path}: source {name!r} needs files, response, label and labels ({err})") from None
+        if source.part_from_file is not None and source.part_from_column is not None:
+            raise UserError(f"pool configuration {path}: source {name!r} sets both part_from_file and part_from_column")
         bad = sorted(set(labels.values()) - set(CLASSES))
         if bad:
             raise UserError(f"pool configuration {path}: source {name!r} maps labels to {bad}; use {', '.join(CLASSES)}")
@@ -103,18 +109,23 @@ def load_source(source: Source, folder: Path) -> list[PoolRow]:
         raise UserError(f"pool source {source.name}: no file matches {folder / source.files}")
     rows: list[PoolRow] = []
     for path in files:
-        frame = read_table(path, [source.response_column, source.label_column])
+        by_column = source.part_from_column
+        frame = read_table(path, [source.response_column, source.label_column, *([by_column] if by_column else [])])
         part = source.part_for(path)
-        prompts = frame[PROMPT_COLUMN].tolist() if PROMPT_COLUMN in frame.columns else [""] * len(frame)
+        parts_of = [f"{source.name}/{v.strip()}" if v.strip() else source.name for v in frame[by_column].tolist()] \
+            if by_column else [part] * len(frame)
+        prompt = source.prompt_column
+        prompts = frame[prompt].tolist() if prompt in frame.columns else [""] * len(frame)
         unmapped: Counter[str] = Counter()
-        for number, (response, label, prompt) in enumerate(
-            zip(frame[source.response_column].tolist(), frame[source.label_column].tolist(), prompts), start=1
+        for number, (response, label, prompt, row_part) in enumerate(
+            zip(frame[source.response_column].tolist(), frame[source.label_column].tolist(), prompts, parts_of),
+            start=1,
         ):
             gold = source.labels.get(label.strip().lower())
             if gold is None:
                 unmapped[label] += 1
                 continue
-            rows.append(PoolRow(source.name, part, str(path), number, prompt, response, label, gold))
+            rows.append(PoolRow(source.name, row_part, str(path), number, prompt, response, label, gold))
         if unmapped:
             seen = ", ".join(f"{k!r} ({v})" for k, v in unmapped.most_common(5))
             raise UserError(f"pool source {source.name}: {path.name} has labels not in its label map: {seen}")

@@ -39,10 +39,12 @@ page says so. With the judge, failed stage-4 requests still count as failed rows
 used keywords on the 80K set and the judge on Hard-1K and Toxic.
 
 Judged samples: a stage-5 file whose .run.json has a `sample_size` (stage 5 `--sample N`), or
-that `--sample_of JUDGED=STAGE4` pairs with its stage-4 file, judged a uniform random sample
-of that stage-4 file. It is never taken as the model's verdicts: it measures the keyword
-rules on that model, and the report shows the keyword rate corrected by it (prediction-
-powered inference) with a 95% interval, the judge's rate on the sample, agreement, Cohen's
+that `--sample_of JUDGED=STAGE4` pairs with its stage-4 file, judged a random sample of that
+stage-4 file (uniform, or `--design score`: each row's inclusion probability is in the file).
+It is never taken as the model's verdicts: it measures the keyword rules on that model, and
+the report shows the rate corrected by it (post-stratified on stage 4's refusal_score where
+there is one, else prediction-powered inference on the keyword verdicts) with a 95% interval,
+its half-width and the judge calls for ±1/±2/±3 points, the judge's rate on the sample, agreement, Cohen's
 kappa and a warning when the rules look unreliable (correction.py). The stage-4 file is
 found from the .run.json (`input_path`, else `input_file` beside the stage-5 file) and read
 even when not among the inputs; when it is missing the report stops with exit code 2.

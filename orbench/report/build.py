@@ -123,7 +123,7 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     summary = set_aside_judge_rates(summary, results, selected, choice.distrusted)
     categories = category_table(selected, list(summary["model"]))
     categories = with_category_corrections(categories, correction_table(
-        results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY))
+        results, ["model", "dataset", "category"], judge=judge, min_judged=MIN_JUDGED_PER_CATEGORY, plan=False))
     notes += _file_notes(files, corrections)
     paper = load_paper_results() if compare_paper else None
     if paper is not None and x != "hard":

@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from orbench.report.build import build_report
+from orbench.report.correction import planning_lines
 from orbench.report.common import DATASETS, ReportError
 from orbench.report.write import write_report
 
@@ -79,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"note: {note}", file=sys.stderr)
     for line in report.warnings:
         print(f"WARNING: {line}", file=sys.stderr)
+    for line in planning_lines(report.corrections):
+        print(f"corrected: {line}")
     print(f"{len(report.summary)} model(s); report written to {written['html']}")
     return 0
 

@@ -48,6 +48,9 @@ class ResultFile:
     # Stage 5 only: the stage-4 file (resolved) this file judged a random sample of. A
     # sample measures the keyword rules; it is never the model's rate by itself.
     sample_of: Path | None = None
+    # A sample's design (stage 5 --design: "uniform" or "score") and its floor, from .run.json.
+    design: str = ""
+    design_floor: float | None = None
 
 
 def category_order(names: Iterable[str]) -> list[str]:

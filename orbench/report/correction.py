@@ -1,9 +1,12 @@
-"""Corrected rejection rates: stage 4's keyword rate of all rows, corrected by a judged sample.
+"""Corrected rejection rates: stage 4's verdicts of all rows, corrected by a judged sample.
 
-For each (model, set) with keyword verdicts on every row and a judge's verdicts on a
-uniform random sample of them: the keyword rate, the judge's rate on the sample, their
-agreement and Cohen's kappa on the sample, and the corrected rate with a 95% interval
-(orbench.estimators: prediction-powered inference, Wilson + MOVER bounds).
+For each (model, set) with keyword verdicts on every row and a judge's verdicts on a random
+sample of them: the keyword rate, the judge's rate on the sample, their agreement and
+Cohen's kappa on the sample, the corrected rate with a 95% interval, its half-width, and the
+judge calls a half-width of ±1, ±2 or ±3 points would need (orbench.estimate): post-stratified
+on stage 4's refusal_score, each judged row weighed by its inclusion probability, where the
+files have scores; else today's keyword estimator (prediction-powered inference with Wilson
++ MOVER bounds, orbench.estimators).
 
 The corrected rate estimates the rate the judge would give if it judged every row: it
 corrects the keyword rules' error against the judge, not the judge's own error.
@@ -18,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from orbench.agreement import kappa_from_counts
-from orbench.estimators import corrected_interval
+from orbench.design import DEFAULT_FLOOR, SCORE, UNIFORM
+from orbench.estimate import Estimate, estimate, has_scores
+from orbench.planning import TARGETS_PTS
 from orbench.report.common import ANSWERED, REFUSED, ReportError
 
 MIN_JUDGED_PER_CATEGORY = 30
@@ -27,30 +32,62 @@ KAPPA_WARN = 0.8
 UNRELIABLE = "keyword rules are unreliable for this model; report the corrected rate"
 JUDGE_SET_ASIDE = "the judge failed its audit: this corrected rate is not used"
 CORRECTION_RULE = (
-    "Corrected rate: the keyword rate of all rows plus the mean of (judge - keyword) over a "
-    "uniform random sample the judge scored (prediction-powered inference). Its 95% interval "
-    "combines Wilson bounds on the two kinds of disagreement (MOVER) with the keyword rate's "
-    "own, so it keeps its width when the sample shows no disagreement. It corrects the keyword "
-    "rules against the judge, not the judge's own errors. The judge's rate is over the sample "
-    f"only. Warning when keyword and corrected rates differ by more than {GAP_WARN_PCT:g} points "
-    f"or kappa is below {KAPPA_WARN:g}."
+    "Corrected rate: the rate the judge would give if it judged every row. Where stage 4 wrote "
+    "refusal_score (estimator 'score'): the rows are grouped by score, the judged rows give the "
+    "judge's rate in each group (weighed by their recorded inclusion probabilities), and the "
+    "groups are added up by their share of all rows; the 95% interval is a stratified Wilson "
+    "(score) interval. Without scores (estimator 'keyword'): the keyword rate of all rows plus "
+    "the mean of (judge - keyword) over a uniform sample, with Wilson bounds on the two kinds of "
+    "disagreement (MOVER) and the keyword rate's own. Either keeps a width when the sample shows "
+    "no disagreement. ± is half the interval's width; judge calls for ±1/±2/±3 are the judged rows "
+    "in all that the sample's own rates say would reach that half-width under its design. It "
+    "corrects the keyword rules against the judge, not the judge's own errors. The judge's rate "
+    f"is over the sample only. Warning when keyword and corrected rates differ by more than "
+    f"{GAP_WARN_PCT:g} points or kappa is below {KAPPA_WARN:g}."
 )
 
+PLAN_COLUMNS = [f"judge_calls_for_{p}pts" for p in TARGETS_PTS]
 COLUMNS = ["judge", "keyword_scored", "keyword_refused", "keyword_pct", "judged_sample",
            "sample_judge_pct", "missed", "false_refusals", "agreement_pct", "kappa",
-           "corrected_pct", "corrected_ci_low_pct", "corrected_ci_high_pct"]
+           "corrected_pct", "corrected_ci_low_pct", "corrected_ci_high_pct", "halfwidth_pts",
+           "estimator", "design"] + PLAN_COLUMNS
 
 
 def _is(series: pd.Series, outcome: str) -> pd.Series:
     return series == outcome
 
 
+def _group_estimates(table: pd.DataFrame, keyword: pd.DataFrame, judged: pd.DataFrame, keys: list[str],
+                     plan: bool) -> list[Estimate]:
+    """The corrected rate of each group of the table (orbench.estimate)."""
+    pops = dict(tuple(keyword.groupby(keys, sort=False)))
+    samples = dict(tuple(judged.groupby(keys, sort=False)))
+    out = []
+    for group in table[keys].itertuples(index=False, name=None):
+        key = group if len(keys) > 1 else group[0]
+        pop, jd = pops.get(key), samples.get(key)
+        if pop is None or jd is None or jd.empty:
+            out.append(estimate([], [], [], [], [], []))
+            continue
+        design = next((d for d in jd["design"] if isinstance(d, str) and d), UNIFORM)
+        floors = [v for v in jd["design_floor"] if isinstance(v, (int, float)) and v == v]
+        pop_scores = pop["score"].to_numpy(dtype=float)
+        if design == SCORE and not has_scores(pop_scores):
+            raise ReportError(f"{' / '.join(map(str, group))}: a sample drawn with --design score, but its "
+                              "stage-4 rows have no refusal_score to weigh it by")
+        out.append(estimate(pop_scores, pop["outcome"].eq(REFUSED).to_numpy(), jd["score"].to_numpy(dtype=float),
+                            jd["keyword"].eq(REFUSED).to_numpy(), jd["outcome"].eq(REFUSED).to_numpy(),
+                            jd["pi"].to_numpy(dtype=float), design, floors[0] if floors else DEFAULT_FLOOR,
+                            targets=TARGETS_PTS if plan else ()))
+    return out
+
+
 def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | None = None,
-                     min_judged: int = 1) -> pd.DataFrame:
+                     min_judged: int = 1, plan: bool = True) -> pd.DataFrame:
     """One row per group of keys that has a judged sample (keys include model, dataset).
 
     Groups with fewer than min_judged judged rows keep their counts but get no corrected
-    rate (nan) and a note saying why.
+    rate (nan) and a note saying why. plan: also the judge calls for ±1/±2/±3 points.
     """
     keys = list(keys)
     columns = keys + COLUMNS + ["note"]
@@ -88,8 +125,8 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     n = table[["s11", "s10", "s01", "s00"]].sum(axis=1).to_numpy()
     big_n = table["keyword_scored"].to_numpy()
     usable = (n >= max(1, min_judged)) & (big_n > 0)
-    est, low, high = corrected_interval(table["keyword_refused"].to_numpy(), np.where(big_n > 0, big_n, 1),
-                                        table["s10"].to_numpy(), table["s01"].to_numpy(), np.where(n > 0, n, 1))
+    estimates = _group_estimates(table, keyword, judged, keys, plan)
+    est, low, high = (np.array([getattr(e, a) for e in estimates], dtype=float) for a in ("rate", "low", "high"))
     with np.errstate(invalid="ignore", divide="ignore"):
         table["keyword_pct"] = np.where(big_n > 0, 100.0 * table["keyword_refused"] / np.maximum(big_n, 1), np.nan)
         table["sample_judge_pct"] = np.where(n > 0, 100.0 * (table["s11"] + table["s10"]) / np.maximum(n, 1), np.nan)
@@ -101,6 +138,11 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     table["corrected_pct"] = np.where(usable, 100.0 * est, np.nan)
     table["corrected_ci_low_pct"] = np.where(usable, 100.0 * low, np.nan)
     table["corrected_ci_high_pct"] = np.where(usable, 100.0 * high, np.nan)
+    table["halfwidth_pts"] = (table["corrected_ci_high_pct"] - table["corrected_ci_low_pct"]) / 2.0
+    table["estimator"] = [e.estimator if u else "" for e, u in zip(estimates, usable)]
+    table["design"] = groups_design(table, judged, keys)
+    for p, col in zip(TARGETS_PTS, PLAN_COLUMNS):
+        table[col] = [e.calls.get(p, np.nan) if u else np.nan for e, u in zip(estimates, usable)]
     notes = []
     for judged_n, pop_n in zip(n, big_n):
         if pop_n == 0:
@@ -113,6 +155,15 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
             notes.append("")
     table["note"] = notes
     return table[columns]
+
+
+def groups_design(table: pd.DataFrame, judged: pd.DataFrame, keys: list[str]) -> list[str]:
+    designs = judged.groupby(keys, sort=False)["design"].first() if not judged.empty else pd.Series(dtype=object)
+    out = []
+    for group in table[keys].itertuples(index=False, name=None):
+        d = designs.get(group if len(keys) > 1 else group[0], "")
+        out.append(d if isinstance(d, str) and d else UNIFORM)
+    return out
 
 
 def is_unreliable(keyword_pct: float, corrected_pct: float, kappa: float) -> bool:
@@ -180,6 +231,33 @@ def interval_text(rate: float, low: float, high: float) -> str:
     return f"{rate:.1f} [{low:.1f}, {high:.1f}]"
 
 
+def calls_text(calls: float, rows: int) -> str:
+    """Judge calls for a target: a count, 'all N' when only judging every row does, '–' never."""
+    if calls is None or (isinstance(calls, float) and math.isnan(calls)):
+        return "–"
+    return f"all {int(rows):,}" if calls >= rows else f"{int(calls):,}"
+
+
+def plan_text(r) -> str:
+    if not r["estimator"]:
+        return "–"
+    return f"±{r['halfwidth_pts']:.1f} ({r['estimator']}, {r['design']})"
+
+
+def planning_lines(corrections: pd.DataFrame) -> list[str]:
+    """The console's lines: each corrected rate's half-width and the judge calls for ±1/±2/±3."""
+    lines = []
+    for _, r in corrections.iterrows():
+        if not r["estimator"]:
+            continue
+        calls = " / ".join(calls_text(r[c], r["keyword_scored"]) for c in PLAN_COLUMNS)
+        lines.append(f"{r['model']} on {r['dataset']}: corrected {r['corrected_pct']:.1f}% "
+                     f"[{r['corrected_ci_low_pct']:.1f}, {r['corrected_ci_high_pct']:.1f}], "
+                     f"±{r['halfwidth_pts']:.1f} from {rows_text(r['judged_sample'])} ({r['estimator']} estimator, "
+                     f"{r['design']} design); judge calls for ±1 / ±2 / ±3 points: {calls}")
+    return lines
+
+
 def correction_rows(corrections: pd.DataFrame) -> list[dict[str, str]]:
     """The corrected-rate table as text cells, one dict per (model, set), for md and html."""
     from orbench.report.common import DATASET_TITLES, fmt
@@ -199,6 +277,8 @@ def correction_rows(corrections: pd.DataFrame) -> list[dict[str, str]]:
             "kappa": kappa,
             "corrected % [95% CI]": interval_text(r["corrected_pct"], r["corrected_ci_low_pct"],
                                                   r["corrected_ci_high_pct"]),
+            "± (estimator, design)": plan_text(r),
+            "judge calls for ±1 / ±2 / ±3": " / ".join(calls_text(r[c], r["keyword_scored"]) for c in PLAN_COLUMNS),
             "check": (JUDGE_SET_ASIDE if set_aside else UNRELIABLE if unreliable
                       else (r["note"] or "keyword rules agree with the judge")),
             "_unreliable": "1" if unreliable or set_aside else "",

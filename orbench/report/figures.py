@@ -19,6 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
+from orbench.published import is_result_label  # noqa: E402
 from orbench.report.common import DATASET_TITLES, DATASETS, category_order  # noqa: E402
 from orbench.report.labels import overlap_area, place_labels  # noqa: E402
 from orbench.report.paper import paper_points  # noqa: E402
@@ -27,6 +28,7 @@ from orbench.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
 
 MIN_POINTS_FOR_FIT = 4
 ZERO_BAR = 1.5  # height (points of %) of the stub that shows a 0% bar in the category charts
+PUBLISHED_RING = 330  # marker area (points²) of the ring around a point measured on the published sets
 
 
 def _pvalue_text(p: float) -> str:
@@ -61,8 +63,9 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     Writes out_stem.png and out_stem.svg. The user's models are coloured points: on each
     axis the corrected rate (keyword + judged sample) with its 95% interval where there is
     one (square markers), else the rate of the chosen verdicts with its Wilson 95% CI
-    (circles); use_corrected=False plots the chosen verdicts' rates only. The paper's are
-    grey, when given and x is "hard".
+    (circles); use_corrected=False plots the chosen verdicts' rates only. A model measured on
+    the published sets (orbench.published's label) is ringed. The paper's are grey, when
+    given and x is "hard".
     """
     out_stem = Path(out_stem)
     if len(summary):
@@ -112,6 +115,7 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
         legend_handles.append(Line2D([], [], marker="o", linestyle="none", color="#1f77b4",
                                      markeredgecolor="black",
                                      label=f"Your models (n = {len(mine)}), 95% CI bars; {rho_txt}"))
+        legend_handles += _ring_published(ax, xs, ys, [str(m) for m in mine["model"]])
         if corrected.any():
             legend_handles.append(Line2D(
                 [], [], marker="s", linestyle="none", color="#1f77b4", markeredgecolor="black",
@@ -217,6 +221,20 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
                           paper_points=0 if pp is None else len(pp),
                           spearman=my_rho, paper_spearman=paper_rho,
                           label_overlaps=overlaps // 2)
+
+
+def _ring_published(ax, xs: np.ndarray, ys: np.ndarray, models: list[str]) -> list[Line2D]:
+    """Ring the points of models measured on the published sets; their legend entry, if any."""
+    ringed = np.array([is_result_label(m) for m in models], dtype=bool)
+    if not ringed.any():
+        return []
+    ax.scatter(xs[ringed], ys[ringed], s=PUBLISHED_RING, facecolors="none", edgecolors="black",
+               linewidths=1.4, zorder=5)
+    label = "ringed: measured on the published OR-Bench sets"
+    if not ringed.all():
+        label += "; no ring: on other prompts (e.g. the pipeline's generated sets)"
+    return [Line2D([], [], marker="o", linestyle="none", markersize=14, markerfacecolor="none",
+                   markeredgecolor="black", markeredgewidth=1.4, label=label)]
 
 
 def safe_filename(name: str) -> str:

@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from orbench import published
 from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
-from orbench.report.samples import adopt_stage4, sample_source
+from orbench.report.samples import adopt_stage4, sample_design, sample_source
 
 _STAGE5_NAME = re.compile(r"^(?P<stem>.+)_response_check_(?P<kind>merged|failed)_(?P<judge>.+)$")
 _STAGE4_NAME = re.compile(r"^(?P<model>.+?)_(?P<kind>merged|failed|rejected|accepted)_(?P<input>.+)$")
@@ -133,6 +134,70 @@ def _stage5_run(path: Path, info: dict) -> dict:
     return run_json(sib) or {}
 
 
+def _stage4_run(path: Path, info: dict) -> dict:
+    """A stage-4 file's run.json, else (a failed or split file) the first one beside it."""
+    own = run_json(path)
+    if own is not None:
+        return own
+    for kind in ("merged", "rejected", "accepted", "failed"):
+        sib = run_json(path.with_name(f"{info['token']}_{kind}_{info['input']}.csv"))
+        if sib is not None:
+            return sib
+    return {}
+
+
+def _read_published(path: Path, info: dict, run: dict) -> bool:
+    """Whether a result read a published OR-Bench set, from .run.json's input_source (never
+    from a file name). A stage-5 file asks the stage-4 file it judged (input_path, else the
+    stage-4 file of its stem beside it)."""
+    if published.is_published(run.get("input_source")):
+        return True
+    if info["stage"] != 5:
+        return False
+    upstream = Path(str(run["input_path"])) if run.get("input_path") else path.with_name(info["stem"] + ".csv")
+    return published.is_published((run_json(upstream) or {}).get("input_source"))
+
+
+def _name_models(parsed: Sequence[tuple[Path, dict]]) -> list[tuple[Path, dict, str, str, bool | None]]:
+    """(path, info, model, judge, complete) per file.
+
+    Model names: a run.json wins over the file name. Stage-4 names first, so that a file
+    without a run.json (a judge file, or a sibling) can borrow the name another file with the
+    same name token was given. A result that read a published set is labelled apart.
+    """
+    token_to_model: dict[str, str] = {}
+    run4: dict[Path, str] = {}
+    for path, info in parsed:
+        if info["stage"] != 4:
+            continue
+        model = _stage4_run(path, info).get("model")
+        if model:
+            run4[path] = str(model)
+            token_to_model.setdefault(info["token"], str(model))
+    named: list[tuple[Path, dict, str, str, bool | None]] = []
+    for path, info in parsed:
+        own = run_json(path) or {}
+        complete = own.get("complete") if isinstance(own.get("complete"), bool) else None
+        judge = info["judge"]
+        if info["stage"] == 4:
+            model = run4.get(path) or token_to_model.get(info["token"], info["token"])
+            run = _stage4_run(path, info)
+        else:
+            # The judge's own run.json, else the one beside its merged file (for a
+            # failed-calls file), else the run.json of the stage-4 file it read.
+            sib = path.with_name(f"{info['stem']}_response_check_merged_{judge}.csv")
+            sib_run = run_json(sib) or {}
+            judge = str(own.get("check_model") or sib_run.get("check_model") or judge)
+            model = (own.get("target_model") or sib_run.get("target_model")
+                     or (run_json(path.with_name(info["stem"] + ".csv")) or {}).get("model"))
+            model = str(model or token_to_model.get(info["token"], info["token"]))
+            run = own or sib_run
+        if _read_published(path, info, run):
+            model = published.result_label(model)  # its own row, apart from generated sets
+        named.append((path, info, model, judge, complete))
+    return named
+
+
 def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None = None,
                 samples: Mapping[str, str] | None = None) -> list[ResultFile]:
     """Find the result files among inputs (files or folders) and describe each one.
@@ -149,55 +214,23 @@ def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None
     entries = _expand(inputs)
     parsed = [(path, _describe(path)) for path in entries]
     sample_of: dict[Path, Path] = {}
+    designs: dict[Path, tuple[str, float | None]] = {}
     seen = {p.resolve() for p in entries}
     for path, info in list(parsed):
         if info["stage"] != 5:
             continue
-        src = sample_source(path, _stage5_run(path, info), samples or {})
+        run = _stage5_run(path, info)
+        src = sample_source(path, run, samples or {})
         if src is None:
             continue
         sample_of[path] = src
+        designs[path] = sample_design(run)
         if src not in seen:  # the stage-4 file was not given: read it anyway
             seen.add(src)
             parsed.append((src, _describe(src)))
 
-    # Model names: a run.json wins over the file name. Stage-4 names first, so that a
-    # file without a run.json (a judge file, or a sibling) can borrow the name another
-    # file with the same name token was given.
-    token_to_model: dict[str, str] = {}
-    run4: dict[Path, str] = {}
-    for path, info in parsed:
-        if info["stage"] != 4:
-            continue
-        model = (run_json(path) or {}).get("model")
-        for kind in ("merged", "rejected", "accepted", "failed"):
-            if model:
-                break
-            sib = path.with_name(f"{info['token']}_{kind}_{info['input']}.csv")
-            model = (run_json(sib) or {}).get("model")
-        if model:
-            run4[path] = str(model)
-            token_to_model.setdefault(info["token"], str(model))
     files: list[ResultFile] = []
-    named: list[tuple[Path, dict, str, str, bool | None]] = []
-    for path, info in parsed:
-        own = run_json(path) or {}
-        complete = own.get("complete") if isinstance(own.get("complete"), bool) else None
-        judge = info["judge"]
-        if info["stage"] == 4:
-            model = run4.get(path) or token_to_model.get(info["token"], info["token"])
-        else:
-            # The judge's own run.json, else the one beside its merged file (for a
-            # failed-calls file), else the run.json of the stage-4 file it read.
-            sib = path.with_name(f"{info['stem']}_response_check_merged_{judge}.csv")
-            sib_run = run_json(sib) or {}
-            judge = str(own.get("check_model") or sib_run.get("check_model") or judge)
-            model = (own.get("target_model") or sib_run.get("target_model")
-                     or (run_json(path.with_name(info["stem"] + ".csv")) or {}).get("model"))
-            model = str(model or token_to_model.get(info["token"], info["token"]))
-        named.append((path, info, model, judge, complete))
-
-    for path, info, model, judge, complete in named:
+    for path, info, model, judge, complete in _name_models(parsed):
         dataset = _override_for(path, overrides) or infer_dataset(info["input"])
         if dataset is None and path in sample_of:
             dataset = ""  # a sample takes its stage-4 file's dataset (adopt_stage4)
@@ -208,7 +241,8 @@ def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None
                 "or --dataset FILE=hard")
         files.append(ResultFile(path=path, stage=info["stage"], kind=info["kind"],
                                 model=model, dataset=dataset, judge=judge, complete=complete,
-                                sample_of=sample_of.get(path)))
+                                sample_of=sample_of.get(path), design=designs.get(path, ("", None))[0],
+                                design_floor=designs.get(path, ("", None))[1]))
     files = adopt_stage4(files)
     _check_duplicates(files)
     return files

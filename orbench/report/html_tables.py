@@ -82,7 +82,9 @@ def corrections_html(report: Report) -> str:
     head = [h for h in rows[0] if not h.startswith("_")]
     out = []
     for row in rows:
-        cells = [td(row[h]) for h in head[:-1]] + [td(row[head[-1]], cls="warn wrap" if row["_unreliable"] else "wrap")]
+        # The model's name, the set and the ± cell may wrap, so that the table fits a 1,400 px window.
+        cells = ([td(row[h], cls="name" if h in ("model", "set", "± (estimator, design)") else "") for h in head[:-1]]
+                 + [td(row[head[-1]], cls="warn wrap" if row["_unreliable"] else "wrap")])
         out.append(Tr(cells, "unreliable" if row["_unreliable"] else ""))
     return table(head, out, wide=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from orbench.published import ATTRIBUTION, LABEL_SUFFIX, is_result_label
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
 from orbench.report.correction import (
@@ -63,7 +64,19 @@ def summary_markdown(report: Report) -> str:
                                 report.paper["toxic_rejection_pct"])])]
     if report.notes:
         parts += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
+    sources = sources_note(report)
+    if sources:
+        parts += ["", "## Sources", "", sources]
     return "\n".join(parts) + "\n"
+
+
+def sources_note(report: Report) -> str:
+    """The attribution CC-BY-4.0 asks for, when a result read a published set; else ""."""
+    if report.summary.empty or not any(is_result_label(m) for m in report.summary["model"]):
+        return ""
+    return (f"Models labelled \"{LABEL_SUFFIX.strip()}\" were measured on the published OR-Bench sets: the "
+            "copies bundled with orbench, or the Hub's (each result's .run.json records which, with the "
+            "file's SHA-256 under input_source). " + ATTRIBUTION)
 
 
 def category_corrections_rows(report: Report) -> list[list[str]]:

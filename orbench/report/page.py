@@ -33,7 +33,7 @@ from orbench.report.html_tables import (
 from orbench.report.judges import AUDIT_RULE
 from orbench.report import examples_html
 from orbench.report.htmlkit import ENV, asset, data_uri, macros
-from orbench.report.markdown import CATEGORY_CORRECTION_RULE
+from orbench.report.markdown import CATEGORY_CORRECTION_RULE, sources_note
 
 
 @dataclass(frozen=True)
@@ -105,9 +105,15 @@ def files_section(page: Page) -> str:
     return _sections().files(files_html(page.report)) if page.report.files else ""
 
 
+def sources_section(page: Page) -> str:
+    """The footer: the attribution the published sets' licence asks for, when they were used."""
+    note = sources_note(page.report)
+    return _sections().sources(note) if note else ""
+
+
 SECTIONS: list[Callable[[Page], str]] = [
     summary_section, warnings_section, judges_section, corrections_section, figure_section, categories_section,
-    models_section, examples_section, disagreements_section, files_section,
+    models_section, examples_section, disagreements_section, files_section, sources_section,
 ]
 
 STYLE = asset("page.css") + asset("examples.css")

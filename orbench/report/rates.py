@@ -53,7 +53,9 @@ def rate_table(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 SUMMARY_CORRECTION = ["keyword_pct", "corrected_pct", "corrected_ci_low_pct", "corrected_ci_high_pct",
                       "judged_sample", "sample_judge_pct", "agreement_pct", "kappa", "sample_judge",
-                      "keyword_unreliable", "sample_judge_audit", "corrected_used"]
+                      "keyword_unreliable", "sample_judge_audit", "corrected_used", "halfwidth_pts",
+                      "judge_calls_for_1pts", "judge_calls_for_2pts", "judge_calls_for_3pts",
+                      "estimator", "design"]
 
 
 def headline(summary: pd.DataFrame, ds: str,
@@ -80,7 +82,9 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
     D_scored, D_unscored, D_failed, D_scored_by; then, from a judged sample (empty without
     one): D_keyword_pct, D_corrected_pct, D_corrected_ci_low_pct, D_corrected_ci_high_pct,
     D_judged_sample, D_sample_judge_pct, D_agreement_pct, D_kappa, D_sample_judge,
-    D_keyword_unreliable. Then tradeoff_score (see TRADEOFF_RULE), from the corrected rate
+    D_keyword_unreliable, D_halfwidth_pts, D_judge_calls_for_{1,2,3}pts (judge calls in all
+    for a half-width of that many points; empty where even every row would not do),
+    D_estimator (score or keyword) and D_design (uniform or score). Then tradeoff_score (see TRADEOFF_RULE), from the corrected rate
     where there is one and use_corrected.
     """
     from orbench.report.correction import is_unreliable
@@ -120,8 +124,8 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
         out[f"{ds}_judged_sample"] = out[f"{ds}_judged_sample"].fillna(0).astype(int)
         out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
             lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
-        out[f"{ds}_sample_judge"] = out[f"{ds}_sample_judge"].map(lambda v: v if isinstance(v, str) else "")
-        out[f"{ds}_sample_judge_audit"] = out[f"{ds}_sample_judge_audit"].map(lambda v: v if isinstance(v, str) else "")
+        for n in ("sample_judge", "sample_judge_audit", "estimator", "design"):
+            out[f"{ds}_{n}"] = out[f"{ds}_{n}"].map(lambda v: v if isinstance(v, str) else "")
         out[f"{ds}_corrected_used"] = [
             str(bool(u) and use_corrected) if not math.isnan(c) else ""
             for u, c in zip(out[f"{ds}_corrected_used"].map(lambda v: v is True or v == "True"),

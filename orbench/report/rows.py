@@ -12,6 +12,7 @@ from orbench.constants import (
     COL_CATEGORY,
     COL_IS_REJECTED,
     COL_PROMPT,
+    COL_REFUSAL_SCORE,
     COL_RESPONSE,
     COL_TYPE,
     DIRECT_ANSWER,
@@ -27,6 +28,7 @@ from orbench.report.common import (
     ReportError,
     ResultFile,
 )
+from orbench.report.samples import numbers, sample_weights
 from orbench.sampling import keyword_verdict
 
 
@@ -92,7 +94,7 @@ def outcomes(f: ResultFile, frame: pd.DataFrame) -> pd.Series:
 
 
 RESULT_COLUMNS = ["model", "dataset", "stage", "kind", "judge", "category", "outcome", "file",
-                  "sample", "keyword"]
+                  "sample", "keyword", "score", "pi", "design", "design_floor"]
 
 
 def _sample_keyword(f: ResultFile, frame: pd.DataFrame, frames: Frames | None = None) -> pd.Series:
@@ -126,7 +128,9 @@ def frame_of(path: Path, frames: Frames | None) -> pd.DataFrame:
 def read_results(files: Sequence[ResultFile], frames: Frames | None = None) -> pd.DataFrame:
     """One row per CSV row: model, dataset, stage, kind, judge, category, outcome, file,
     sample (the row belongs to a judged sample) and keyword (for a judged sample's rows,
-    stage 4's outcome of the same row; empty otherwise). ``frames``, when given, keeps every
+    stage 4's outcome of the same row; empty otherwise); score (stage 4's refusal_score,
+    also on a judged sample's rows; nan without one), pi (a judged row's inclusion
+    probability; nan = equal weights), design and design_floor (a judged sample's design). ``frames``, when given, keeps every
     file read, for the report's other readers (the examples views)."""
     parts = []
     for f in files:
@@ -134,10 +138,15 @@ def read_results(files: Sequence[ResultFile], frames: Frames | None = None) -> p
         sample = f.sample_of is not None
         keyword = (_sample_keyword(f, frame, frames) if sample and f.kind != "failed"
                    else pd.Series("", index=frame.index, dtype=object))
+        if sample:
+            score, pi = sample_weights(f, frame, frame_of(f.sample_of, frames))
+        else:
+            score, pi = numbers(frame, COL_REFUSAL_SCORE), pd.Series(float("nan"), index=frame.index, dtype=float)
         part = pd.DataFrame({
             "model": f.model, "dataset": f.dataset, "stage": f.stage, "kind": f.kind,
             "judge": f.judge, "category": categories(frame), "outcome": outcomes(f, frame),
-            "file": str(f.path), "sample": sample, "keyword": keyword,
+            "file": str(f.path), "sample": sample, "keyword": keyword, "score": score, "pi": pi,
+            "design": f.design, "design_floor": f.design_floor,
         }, index=frame.index)
         parts.append(part)
     if not parts:

@@ -1,10 +1,15 @@
-"""Judged samples: which stage-4 file a stage-5 sample was drawn from.
+"""Judged samples: which stage-4 file a stage-5 sample was drawn from, and with what design.
 
 A stage-5 file is a judged sample when its `.run.json` (or, for a failed-calls file, the
 one beside its merged file) has a `sample_size`, or when the user pairs it with
 `--sample_of JUDGED=STAGE4`. Its stage-4 file is the run.json's `input_path`, else its
 `input_file` taken relative to the stage-5 file's folder. That file is read even when it is
 not among the inputs: the sample means nothing without it.
+
+The design is the run.json's `sample_design` (stage 5 --design); a sample without one was
+drawn uniformly (stage 5 before designs existed). Each judged row's weight is its own
+`inclusion_probability`; a `score`-design file without that column is refused, never read
+as a uniform sample.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import pandas as pd
+
+from orbench.constants import COL_INCLUSION_PROBABILITY, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE
+from orbench.design import DESIGNS, SCORE, UNIFORM
 from orbench.report.common import ReportError, ResultFile
 
 
@@ -67,3 +76,47 @@ def adopt_stage4(files: Sequence[ResultFile]) -> list[ResultFile]:
             f = replace(f, model=src.model, dataset=src.dataset)
         out.append(f)
     return out
+
+
+def sample_design(run: Mapping) -> tuple[str, float | None]:
+    """(design name, floor) of a judged sample, from its run.json."""
+    design = run.get("sample_design")
+    if not isinstance(design, Mapping):
+        return UNIFORM, None
+    name = str(design.get("name") or UNIFORM)
+    floor = design.get("floor")
+    return name, float(floor) if isinstance(floor, (int, float)) else None
+
+
+def numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A column as floats (nan where empty or not a number); all nan without the column."""
+    if column not in frame.columns:
+        return pd.Series(float("nan"), index=frame.index, dtype=float)
+    return pd.to_numeric(frame[column], errors="coerce").astype(float)
+
+
+def sample_weights(f: ResultFile, frame: pd.DataFrame, source: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(refusal_score, inclusion_probability) of each row of a judged sample.
+
+    The score is the file's own column, else the stage-4 row's (matched by prompt and
+    response). The probability is the file's column; a uniform sample without it (written
+    before the column existed) gets nan, which the estimator reads as equal weights.
+    """
+    if f.design not in DESIGNS:
+        raise ReportError(f"{f.path}: its run.json names an unknown sample design {f.design!r} "
+                          f"(known: {', '.join(DESIGNS)})")
+    if COL_REFUSAL_SCORE in frame.columns:
+        scores = numbers(frame, COL_REFUSAL_SCORE)
+    elif all(c in source.columns for c in (COL_PROMPT, COL_RESPONSE, COL_REFUSAL_SCORE)):
+        lookup = dict(zip(zip(source[COL_PROMPT], source[COL_RESPONSE]), numbers(source, COL_REFUSAL_SCORE)))
+        scores = pd.Series([lookup.get(k, float("nan")) for k in zip(frame[COL_PROMPT], frame[COL_RESPONSE])],
+                           index=frame.index, dtype=float)
+    else:
+        scores = pd.Series(float("nan"), index=frame.index, dtype=float)
+    pi = numbers(frame, COL_INCLUSION_PROBABILITY)
+    if f.design == SCORE and f.kind != "failed" and (COL_INCLUSION_PROBABILITY not in frame.columns
+                                                      or bool(((pi <= 0) | (pi > 1) | pi.isna()).any())):
+        raise ReportError(f"{f.path}: its run.json says the rows were drawn with --design score, but "
+                          f"{COL_INCLUSION_PROBABILITY!r} is missing or not a probability on some rows; "
+                          "re-run stage 5 with the same command to rewrite it")
+    return scores, pi

@@ -1,5 +1,6 @@
 """Stage 5: an LLM judge (or an ensemble) sorts each response into direct_answer /
-direct_refusal / indirect_refusal, on every row or on a uniform random sample."""
+direct_refusal / indirect_refusal, on every row or on a random sample (uniform, or aimed at the
+detector's doubt; in one round or two)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,28 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..agreement import pairwise
-from ..cli import positive_int
+from ..cli import positive_float, positive_int
 from ..constants import (
-    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_RESPONSE,
-    COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
+    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
+    COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
 )
+from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
 from ..errors import UserError, warn
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
 from ..jobs import Failed, Job, Outcome
+from ..judged_sample import (
+    SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
+)
 from ..judge_audit.stage import StageAudit, add_audit_option
 from ..llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
-from ..resume import content_hash, write_atomic
+from ..resume import write_atomic
 from ..runinfo import endpoint_info, read_runinfo, write_runinfo
 from ..runner import run_stage
-from ..sampling import Sample, draw, is_scored, take
-from ..spec import OutputPlan, Reply, RunContext, StageResult, StageSpec
+from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
 from ..summary import rejection_summary
 from ..table_io import output_stem
 from ..voting import VOTES, vote
@@ -81,30 +85,6 @@ def revote(rows: list[dict[str, str]], names: Sequence[str], rule: str) -> list[
     return rows
 
 
-def only_sampled(rows: list[dict[str, str]], jobs: Sequence[Job]) -> list[dict[str, str]]:
-    """Drop rows an earlier run judged that are not in this run's sample (another seed or
-    size): the file must hold exactly the sample. Their verdicts stay in the cache."""
-    allowed = Counter(content_hash([str(j.row.get(c, "")) for c in KEY_COLUMNS]) for j in jobs)
-    kept = []
-    for r in rows:
-        h = content_hash([str(r.get(c, "")) for c in KEY_COLUMNS])
-        if allowed[h] > 0:
-            allowed[h] -= 1
-            kept.append(r)
-    return kept
-
-
-def choose_jobs(rows: list[dict[str, str]], has_keyword: bool, size: int | None,
-                seed: int) -> tuple[list[Job], Sample]:
-    """Every row, or the sample of scored rows, as jobs."""
-    jobs = jobs_from_rows(rows, KEY_COLUMNS)
-    candidates = [j for j in jobs if is_scored(j.row, has_keyword)]
-    if size is None:
-        return jobs, Sample(size=None, seed=None, population=len(candidates), chosen=list(range(len(jobs))))
-    sample = draw([j.key for j in candidates], size, seed)
-    return take(candidates, sample), sample
-
-
 class CheckResponse(StageSpec):
     stage = "response_checker"
     script = "check_response.py"
@@ -123,8 +103,16 @@ class CheckResponse(StageSpec):
         p.add_argument("--input_file", required=True,
                        help="stage-4 output (or any CSV/parquet) with 'prompt' and 'response'")
         p.add_argument("--sample", type=positive_int, default=None, metavar="N",
-                       help="judge a uniform random sample of N scored rows (all of them if there are fewer)")
+                       help="judge a random sample of N scored rows (all of them if there are fewer; see --design)")
         p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+        p.add_argument("--design", choices=DESIGNS, default=UNIFORM,
+                       help="uniform: every scored row equally likely (default); score: rows whose refusal_score is "
+                            "near 0.5 more likely, each row's chance written in inclusion_probability")
+        p.add_argument("--design_floor", type=positive_float, default=DEFAULT_FLOOR, metavar="F",
+                       help=f"--design score: the weight every row gets before its doubt is added (default {DEFAULT_FLOOR})")
+        p.add_argument("--target_halfwidth", type=positive_float, default=None, metavar="H",
+                       help="with --sample MAX: judge a pilot, then grow the sample once (same seed) to reach a 95%% "
+                            "interval of ±H points on the corrected rate, at most MAX rows")
         p.add_argument("--output_path", default=None,
                        help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
         add_audit_option(p)
@@ -133,6 +121,8 @@ class CheckResponse(StageSpec):
         if self.args.sample is not None and self.args.limit is not None:
             # A sample of the first rows is not a sample of the file the report corrects.
             raise UserError("--sample and --limit cannot be used together: --sample N already bounds the work")
+        if self.args.sample is None and (self.args.design != UNIFORM or self.args.target_halfwidth is not None):
+            raise UserError("--design score and --target_halfwidth need --sample N (the most rows to judge)")
 
     def text_column(self) -> str:
         return COL_PROMPT
@@ -144,15 +134,20 @@ class CheckResponse(StageSpec):
         self.names = ctx.names
         self.is_ensemble = len(ctx.names) > 1
         self.has_keyword = COL_IS_REJECTED in ctx.rows.rows[0]
-        self.chosen, self.sample = choose_jobs(ctx.rows.rows, self.has_keyword, self.args.sample, self.args.seed)
+        self.has_score = COL_REFUSAL_SCORE in ctx.rows.rows[0]
+        self.upstream = (read_runinfo(self.args.input_file) if ctx.rows.source is None else None) or {}
+        self.all_jobs = jobs_from_rows(ctx.rows.rows, KEY_COLUMNS)
+        self.sampler = None if self.args.sample is None else Sampler(
+            candidates(self.all_jobs, self.has_keyword), self.args.seed, self.args.design, self.args.design_floor,
+            self.upstream.get("refusal_weights"))
+        self.current_pi: dict[str, float] = {}  # the round being judged: job key -> inclusion probability
+        self.final_plan: SamplePlan | None = None
+        self.rounds: dict[str, Any] | None = None
         decide = (lambda cats: combine(cats, self.args.vote)[0]) if self.is_ensemble else None
         self.audit = StageAudit(self.args.audit, self.names, decide, self.args.vote)
-        if self.args.sample is not None and self.sample.population == 0:
+        if self.sampler is not None and not self.sampler.cands:
             why = f"no row has a True/False {COL_IS_REJECTED!r}" if self.has_keyword else "no row has a response"
             warn(f"{self.args.input_file}: nothing to sample, {why}; the output will have no rows")
-
-    def jobs(self, rows: list[dict[str, str]]) -> list[Job]:
-        return self.chosen
 
     @property
     def tag(self) -> str:
@@ -160,6 +155,8 @@ class CheckResponse(StageSpec):
 
     def columns(self) -> list[str]:
         cols = COLUMNS + ([COL_IS_REJECTED] if self.has_keyword else [])
+        if self.sampler is not None:  # a judged row carries its score and its inclusion probability
+            cols += ([COL_REFUSAL_SCORE] if self.has_score else []) + [COL_INCLUSION_PROBABILITY]
         if self.is_ensemble:
             cols += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED]
             cols += [c for n in self.names for c in judge_columns(n)]
@@ -176,7 +173,7 @@ class CheckResponse(StageSpec):
 
     def record(self) -> dict[str, Any]:
         args, clients, plan = self.args, self.ctx.clients, self.output()
-        upstream = (read_runinfo(args.input_file) if self.ctx.rows.source is None else None) or {}
+        upstream = self.upstream
         local = Path(args.input_file)
         if self.is_ensemble:
             who = {"check_models": self.names, "model_id": [c.endpoint.model for c in clients],
@@ -185,7 +182,7 @@ class CheckResponse(StageSpec):
             who = endpoint_info(clients[0])
         return {"check_model": args.check_model, **who, "target_model": upstream.get("model"),
                 "input_file": str(args.input_file), "input_source": self.ctx.rows.source,
-                "input_path": str(local.resolve()) if local.is_file() else None, **self.sample.as_info(),
+                "input_path": str(local.resolve()) if local.is_file() else None,
                 "skipped_blank_prompts": self.ctx.rows.skipped_blank, "output": str(plan.path),
                 "failed_output": str(plan.failed_path), "unscored_output": str(self.unscored_path())}
 
@@ -199,6 +196,9 @@ class CheckResponse(StageSpec):
                                   COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
         if self.has_keyword:
             row[COL_IS_REJECTED] = job.row.get(COL_IS_REJECTED, "")
+        if self.sampler is not None:
+            row.update({COL_REFUSAL_SCORE: job.row.get(COL_REFUSAL_SCORE, ""),
+                        COL_INCLUSION_PROBABILITY: pi_text(self.current_pi[job.key])})
         return row
 
     def sent_text(self, job: Job) -> str:
@@ -246,9 +246,38 @@ class CheckResponse(StageSpec):
 
     # ---- the end
 
-    def transform(self, rows: list[dict[str, str]]) -> list[dict[str, str]]:
-        rows = only_sampled(rows, self.chosen) if self.args.sample is not None else rows
-        return revote(rows, self.names, self.args.vote) if self.is_ensemble else rows
+    def run(self, run_rows: RunRows) -> StageResult | str:
+        """Every row; or the sample, in one round or (--target_halfwidth) a pilot and one extension."""
+        if self.sampler is None:
+            info = {"sample_size": None, "sample_seed": None, "sampled_rows": len(self.all_jobs),
+                    "population_rows": len(candidates(self.all_jobs, self.has_keyword))}
+            return run_rows(self.all_jobs, info, self._transform(None, None), True)
+        results: list[StageResult | str] = []
+
+        def run_round(plan: SamplePlan, keep: SamplePlan, last: bool) -> tuple[list[dict[str, str]], bool]:
+            if results and isinstance(results[-1], str):  # batch mode stopped in an earlier round
+                return [], False
+            self.current_pi = dict(plan.pi)
+            results.append(run_rows(plan.jobs, plan.info, self._transform(plan, keep), last))
+            last_result = results[-1]
+            if isinstance(last_result, str):
+                return [], False
+            return last_result.rows, last_result.counts.failed == 0
+
+        if self.args.target_halfwidth is None:
+            self.final_plan = self.sampler.plan(self.args.sample)
+            run_round(self.final_plan, self.final_plan, True)
+        else:
+            self.final_plan, self.rounds = in_rounds(self.sampler, self.args.sample, self.args.target_halfwidth,
+                                                     run_round)
+        return results[-1]
+
+    def _transform(self, plan: SamplePlan | None, keep: SamplePlan | None):
+        def transform(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+            if plan is not None:  # exactly the sample (and, before the last round, what it may grow into)
+                rows = with_probabilities(members(rows, keep or plan), plan)
+            return revote(rows, self.names, self.args.vote) if self.is_ensemble else rows
+        return transform
 
     def finish(self, result: StageResult) -> int | None:
         unscored_path = self.unscored_path()
@@ -258,7 +287,7 @@ class CheckResponse(StageSpec):
         elif unscored_path.exists():
             unscored_path.unlink()
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = dict(self.rounds or {})
         if self.is_ensemble:
             extra["judge_agreement"] = self._agreement(result)
         # After the rows: in batch mode the audit's replies are in the cache by now.
@@ -267,14 +296,17 @@ class CheckResponse(StageSpec):
         write_runinfo(self.output().path, {**result.info, **extra})
         if unscored:
             print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
+        if self.rounds is not None:
+            print(rounds_text(self.rounds))
         return self.audit.exit_code(self.args)
 
     def _title(self) -> str:
         what = f"judge {self.tag} on {input_name(self.args.input_file)}"
-        if self.args.sample is not None:
-            what += (f", a random sample of {len(self.sample.chosen)} of its {self.sample.population} "
-                     f"scored rows (seed {self.sample.seed}). This is the judge's rate on the sample only; the "
-                     "report corrects the keyword rate of all rows with it")
+        plan = self.final_plan
+        if plan is not None:
+            what += (f", a random sample of {plan.info['sampled_rows']} of its {plan.info['population_rows']} "
+                     f"scored rows ({self.args.design} design, seed {self.args.seed}). This is the judge's rate on "
+                     "the sample only; the report corrects the keyword rate of all rows with it")
         return f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"
 
     def _agreement(self, result: StageResult) -> list[dict[str, Any]]:

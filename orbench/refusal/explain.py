@@ -1,0 +1,76 @@
+"""Why the scored detector scored a response as it did, for a person to read.
+
+    python -m orbench.evaluate_refusal --explain "I'm sorry, but I can't help with that."
+    python -m orbench.evaluate_refusal --explain < response.txt      # stdin
+
+It prints the response's sentences with their roles, the declining clause found
+(if any), the pivot after it, what follows it, and the terms of the score that
+weigh most. The response is untrusted text: it is printed on single lines,
+without control characters, and never interpreted.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+
+from .features import feature_keys, has_text, read
+from .scorer import Model, default_model
+from .structure import CONTENT, FILLER
+
+TERMS = 12  # how many terms of the score to show
+_SENTENCES = 12  # how many sentences to show
+_WIDTH = 100  # characters of each sentence shown
+
+
+def printable(text: str, limit: int) -> str:
+    """Untrusted text on one line, without control characters, cut at `limit`."""
+    flat = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text[: limit * 2])
+    flat = " ".join(flat.split())
+    return flat[:limit] + ("..." if len(flat) > limit else "")
+
+
+def terms(model: Model, keys: list[str]) -> list[tuple[str, float]]:
+    """Each feature's contribution to the log-odds (weight times count), largest first."""
+    contributions = [(key, model.weights[key] * n) for key, n in Counter(keys).items() if key in model.weights]
+    return sorted(contributions, key=lambda kv: (-abs(kv[1]), kv[0]))
+
+
+def explain(response: str, model: Model | None = None) -> str:
+    model = model or default_model()
+    if not has_text(response):
+        return "no text to judge: the response is empty (or only markup); it gets no score"
+    reading = read(response)
+    st = reading.structure
+    logit = model.logit(reading)
+    score = model.calibrate(logit)
+    verdict = "refused" if score >= model.threshold else "answered"
+    lines = [f"score {score:.3f}: {verdict} (threshold {model.threshold:.2f}; log-odds {logit:+.2f}, "
+             f"calibrated as {model.scale:.3f} x log-odds {model.shift:+.3f})", "", "sentences (as read, with their roles):"]
+    for i, role in enumerate(st.roles[:_SENTENCES]):
+        mark = "*" if i == st.decline_at else " "
+        item = " (list item)" if st.items[i] else ""
+        lines.append(f" {mark}{i + 1:>2d} {role:<9s} {printable(st.sentence(i), _WIDTH)}{item}")
+    if len(st.roles) > _SENTENCES:
+        lines.append(f"    ... {len(st.roles) - _SENTENCES} more sentences")
+    lines.append("")
+    if st.decline_at < 0:
+        lines.append("declining clause: none found")
+    else:
+        lines.append(f'declining clause: "{printable(st.span(st.clause), 80)}" ({st.decline_role}, sentence '
+                     f"{st.decline_at + 1})")
+        pivot = f'{st.pivot}: "{printable(st.span(st.pivot_span), 60)}"' if st.pivot_span != (0, 0) else "none"
+        lines.append(f"pivot after it: {pivot}")
+    after = [st.roles[i] for i in st.after()]
+    where = "after the declining clause" if st.decline_at >= 0 else "in the response"
+    others = sorted({r for r in after if r not in (CONTENT, FILLER)})
+    lines.append(f"{where}: {after.count(CONTENT)} content sentences "
+                 f"({sum(st.items[i] for i in st.after() if st.roles[i] == CONTENT)} list items); "
+                 f"other sentences: {', '.join(others) or 'none'}")
+    lines += ["", f"largest terms of the log-odds (bias {model.bias:+.2f}):"]
+    shown = terms(model, feature_keys(reading))
+    lines += [f"  {value:+7.3f}  {printable(key, 60)}" for key, value in shown[:TERMS]]
+    if len(shown) > TERMS:
+        rest = sum(v for _, v in shown[TERMS:])
+        lines.append(f"  {rest:+7.3f}  ({len(shown) - TERMS} smaller terms)")
+    return "\n".join(lines)
