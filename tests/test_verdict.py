@@ -103,3 +103,15 @@ def test_the_verdict_is_immutable():
     verdict = Verdict(VerdictKind.REFUSED, 0.9)
     with pytest.raises(AttributeError):
         verdict.score = 0.1  # type: ignore[misc]
+
+
+def test_the_hard_set_counts_only_refusals(tmp_path):
+    """datasets.rejected_prompts reads a stage-4 file through the same reader: empty, filtered,
+    failed-looking and unknown cells are not refusals."""
+    from orbench.datasets import rejected_prompts
+
+    path = tmp_path / "m_merged_x.csv"
+    path.write_text("prompt,is_rejected,refusal_score,response,category\n"
+                    "a,True,0.9,no,c\nb,False,0.1,yes,c\nc,empty,,,c\nd,filtered,,,c\ne,junk,,x,c\nf, true ,,no,c\n",
+                    encoding="utf-8")
+    assert rejected_prompts(str(path)) == {"a", "f"}
