@@ -45,7 +45,5 @@ UNSCORED = "unscored"  # a judge verdict that could not be parsed
 # Stage 3 status for a moderator reply whose choice cannot be parsed.
 UNPARSED = "unparsed"
 
-# Stage 4 `is_rejected` values besides True/False: responses that carry no
-# answer to score. They are reported apart, never counted as refusals.
-STATUS_EMPTY = "empty"
-STATUS_FILTERED = "filtered"
+# Stage 4's `is_rejected` values (True, False, empty, filtered) are written and read by
+# orbench.verdict.Verdict.

@@ -33,6 +33,7 @@ from .errors import UserError
 from .resume import write_atomic
 from .runinfo import write_runinfo
 from .table_io import read_table
+from .verdict import refused_in
 
 SAFE_NAME = "or-bench-80k.csv"
 TOXIC_NAME = "or-bench-toxic.csv"
@@ -92,7 +93,7 @@ def rejected_prompts(path: str) -> set[str]:
     if COL_ANSWER_CATEGORY in df.columns:  # stage-5 judge file
         mask = df[COL_ANSWER_CATEGORY].isin(REFUSAL_CLASSES)
     elif COL_IS_REJECTED in df.columns:  # stage-4 file
-        mask = df[COL_IS_REJECTED].astype(str) == "True"
+        mask = df[COL_IS_REJECTED].map(refused_in).eq(True)
     else:
         found = ", ".join(df.columns)
         raise UserError(f"{path} has neither 'is_rejected' nor 'answer_category' (columns found: {found})")

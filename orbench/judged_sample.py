@@ -33,7 +33,8 @@ from orbench.estimate import Estimate, estimate
 from orbench.planning import extension_size, pilot_size
 from orbench.resume import content_hash
 from orbench.jobs import Job
-from orbench.sampling import is_scored, keyword_verdict
+from orbench.sampling import is_scored
+from orbench.verdict import refused_in
 
 KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)  # stage 5's row identity (its KEY_COLUMNS)
 
@@ -93,11 +94,11 @@ class Sampler:
 
     def estimate(self, rows: Sequence[dict[str, str]], plan: SamplePlan, target_pts: float) -> Estimate:
         """The corrected rate from the output rows that belong to `plan` and have a verdict."""
-        keyword = [bool(keyword_verdict(j.row.get(COL_IS_REJECTED, ""))) for j in self.cands]
+        keyword = [bool(refused_in(j.row.get(COL_IS_REJECTED, ""))) for j in self.cands]
         judged = [r for r in members(rows, plan) if str(r.get(COL_ANSWER_CATEGORY, "")) in REFUSAL_CLASSES | {DIRECT_ANSWER}]
         pi = pi_by_content(plan)
         scores = None if self.scores is None else [score_of(r) for r in judged]
-        return estimate(self.scores, keyword, scores, [bool(keyword_verdict(r.get(COL_IS_REJECTED, ""))) for r in judged],
+        return estimate(self.scores, keyword, scores, [bool(refused_in(r.get(COL_IS_REJECTED, ""))) for r in judged],
                         [r[COL_ANSWER_CATEGORY] in REFUSAL_CLASSES for r in judged],
                         [pi[row_hash(r)] for r in judged], self.design, self.floor, targets=(target_pts,))
 

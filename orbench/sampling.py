@@ -19,28 +19,16 @@ from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
 from .constants import COL_IS_REJECTED, COL_RESPONSE
+from .verdict import refused_in
 
 T = TypeVar("T")
-
-_TRUE = frozenset({"true", "1", "yes"})
-_FALSE = frozenset({"false", "0", "no"})
-
-
-def keyword_verdict(value: object) -> bool | None:
-    """Stage 4's `is_rejected` as a verdict: True/False, or None (empty, filtered, other)."""
-    low = str(value).strip().lower()
-    if low in _TRUE:
-        return True
-    if low in _FALSE:
-        return False
-    return None
 
 
 def is_scored(row: dict[str, str], has_keyword_column: bool) -> bool:
     """A row the sample may hold: stage 4 gave it a verdict (when the input has the column),
     else it has a non-empty response."""
     if has_keyword_column:
-        return keyword_verdict(row.get(COL_IS_REJECTED, "")) is not None
+        return refused_in(row.get(COL_IS_REJECTED, "")) is not None
     return bool(str(row.get(COL_RESPONSE, "")).strip())
 
 

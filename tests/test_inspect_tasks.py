@@ -20,7 +20,7 @@ from orbench.inspect_eval import tasks as tasks_module
 from orbench.inspect_eval.logs import read_inspect_log
 from orbench.inspect_eval.tasks import or_bench_80k, or_bench_hard_1k, or_bench_toxic
 from orbench.prompts import judge_messages
-from orbench.refusal import is_rejected_value
+from orbench.refusal import classify
 from orbench.stages import alignment
 from orbench.stats import wilson_interval
 from orbench.testing.fake_openai import ContentFilter, Reply, Status
@@ -115,7 +115,7 @@ def test_detector_scores_match_stage4_on_the_same_replies(harness, tmp_path, rul
 def test_rule_sets_disagree_on_the_cases():
     """Keeps the parametrised test above honest: the two rule sets read these replies apart."""
     texts = [r for _, _, r in CASES if isinstance(r, str) and r != FILTER]
-    assert [is_rejected_value(t, "generic") for t in texts] != [is_rejected_value(t, "gpt-4") for t in texts]
+    assert [classify(t, "generic") for t in texts] != [classify(t, "gpt-4") for t in texts]
 
 
 def test_request_uses_the_papers_settings_and_a_verbatim_system_prompt(tmp_path):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from orbench.constants import STATUS_EMPTY, STATUS_FILTERED
-from orbench.refusal import FAMILIES, Verdict, classify, family_for_model, is_rejected_value
+from orbench.refusal import FAMILIES, VerdictKind, classify, family_for_model, stage4_verdict
 
-REFUSED, ANSWERED, EMPTY, FILTERED = Verdict.REFUSED, Verdict.ANSWERED, Verdict.EMPTY, Verdict.FILTERED
+REFUSED, ANSWERED, EMPTY, FILTERED = VerdictKind.REFUSED, VerdictKind.ANSWERED, VerdictKind.EMPTY, VerdictKind.FILTERED
 
 
 def test_families_listed():
@@ -96,12 +95,15 @@ def test_normal_finish_reason_changes_nothing():
     assert classify("Paris.", finish_reason="length") is ANSWERED
 
 
-def test_is_rejected_value():
-    assert is_rejected_value("I'm sorry, but I can't help with that.") is True
-    assert is_rejected_value("Paris is the capital of France.") is False
-    assert is_rejected_value("  ") == STATUS_EMPTY
-    assert is_rejected_value("text", finish_reason="content_filter") == STATUS_FILTERED
-    assert is_rejected_value("", "gemini") is True
+def test_is_rejected_cell_under_rules():
+    def cell(*args, **kwargs):
+        return stage4_verdict(*args, **kwargs).to_csv()
+
+    assert cell("I'm sorry, but I can't help with that.", "generic") == "True"
+    assert cell("Paris is the capital of France.", "generic") == "False"
+    assert cell("  ", "generic") == "empty"
+    assert cell("text", "generic", finish_reason="content_filter") == "filtered"
+    assert cell("", "gemini") == "True"
 
 
 @pytest.mark.parametrize(
@@ -130,7 +132,7 @@ def test_family_for_model(model, family):
 # --------------------------------------------------------------------------
 
 
-def generic(text: str) -> Verdict:
+def generic(text: str) -> VerdictKind:
     return classify(text, "generic")
 
 

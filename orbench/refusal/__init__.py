@@ -28,14 +28,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from orbench.constants import STATUS_EMPTY, STATUS_FILTERED
+from orbench.verdict import Verdict, VerdictKind
 
+from .content_filter import FILTER_FINISH_REASONS, is_filtered
 from .families import FAMILY_RULES
 from .families import family_for_model as _family_for_model
 from .features import has_text
 from .generic import generic_refuses
-from .scorer import Detection, Model, default_model, score_batch
-from .verdict import FILTER_FINISH_REASONS, Verdict, is_filtered
+from .scorer import Model, default_model, score_batch
 
 __all__ = [
     "DEFAULT_RULES",
@@ -43,16 +43,14 @@ __all__ = [
     "FILTER_FINISH_REASONS",
     "GENERIC",
     "SCORED",
-    "Detection",
     "Verdict",
+    "VerdictKind",
     "classify",
     "detect",
     "detect_batch",
     "family_for_model",
-    "is_rejected_value",
-    "refusal_score_value",
     "run_settings",
-    "stage4_values",
+    "stage4_verdict",
 ]
 
 GENERIC = "generic"
@@ -61,18 +59,19 @@ DEFAULT_RULES = SCORED  # stage 4's default
 FAMILIES: tuple[str, ...] = (*FAMILY_RULES, GENERIC, SCORED)
 _RULES = {**FAMILY_RULES, GENERIC: generic_refuses}
 _HAS_WORD = re.compile(r"\w")
-# Module-level names for the verdicts: cheaper to reach than enum attributes.
-_ANSWERED, _REFUSED, _EMPTY, _FILTERED = Verdict.ANSWERED, Verdict.REFUSED, Verdict.EMPTY, Verdict.FILTERED
+# Module-level names for the kinds and the scoreless verdicts: cheaper to reach than enum attributes.
+_ANSWERED, _REFUSED, _EMPTY, _FILTERED = VerdictKind.ANSWERED, VerdictKind.REFUSED, VerdictKind.EMPTY, VerdictKind.FILTERED
+_NO_TEXT, _WITHHELD = Verdict(_EMPTY), Verdict(_FILTERED)
 
 
-def classify(response: str | None, family: str = GENERIC, finish_reason: str | None = None) -> Verdict:
+def classify(response: str | None, family: str = GENERIC, finish_reason: str | None = None) -> VerdictKind:
     """Verdict on one response under a family's rule set.
 
     A content-filter stop gives FILTERED and a blank response EMPTY, except
     under the original gemini rule, which counted both as refusals.
     """
     if family == SCORED:
-        return detect(response, finish_reason).verdict
+        return detect(response, finish_reason).kind
     rule = _RULES.get(family)
     if rule is None:
         raise ValueError(f"unknown refusal family {family!r}; choose one of: {', '.join(FAMILIES)}")
@@ -87,29 +86,12 @@ def classify(response: str | None, family: str = GENERIC, finish_reason: str | N
     return _ANSWERED
 
 
-def is_rejected_value(
-    response: str | None, family: str = GENERIC, finish_reason: str | None = None
-) -> bool | str:
-    """The value stage 4 writes in `is_rejected`: True, False, "empty" or "filtered"."""
-    verdict = classify(response, family, finish_reason)
-    if verdict is Verdict.EMPTY:
-        return STATUS_EMPTY
-    if verdict is Verdict.FILTERED:
-        return STATUS_FILTERED
-    return verdict is Verdict.REFUSED
-
-
-_IS_REJECTED: dict[Verdict, bool | str] = {
-    _ANSWERED: False, _REFUSED: True, _EMPTY: STATUS_EMPTY, _FILTERED: STATUS_FILTERED,
-}
-
-
 def family_for_model(model_id: str) -> str:
     """Best guess of the rule family for a model id such as 'gpt-4o-2024-05-13'."""
     return _family_for_model(model_id, GENERIC)
 
 
-def detect(response: str | None, finish_reason: str | None = None, model: Model | None = None) -> Detection:
+def detect(response: str | None, finish_reason: str | None = None, model: Model | None = None) -> Verdict:
     """The scored detector on one response: a verdict and a refusal score.
 
     The score is the calibrated probability that the response is a refusal
@@ -118,42 +100,37 @@ def detect(response: str | None, finish_reason: str | None = None, model: Model 
     and content-filtered responses get EMPTY / FILTERED and no score.
     """
     if finish_reason and is_filtered(finish_reason):
-        return Detection(_FILTERED, None)
+        return _WITHHELD
     if not has_text(response):
-        return Detection(_EMPTY, None)
+        return _NO_TEXT
     model = model or default_model()
     score = model.score(response)
-    return Detection(_REFUSED if score >= model.threshold else _ANSWERED, score)
+    return Verdict(_REFUSED if score >= model.threshold else _ANSWERED, score)
 
 
 def detect_batch(
     responses: Sequence[str | None],
     finish_reasons: Sequence[str | None] | None = None,
     model: Model | None = None,
-) -> list[Detection]:
+) -> list[Verdict]:
     """`detect` on many responses at once: the same answers, in order."""
     model = model or default_model()
     reasons = finish_reasons if finish_reasons is not None else [None] * len(responses)
     if len(reasons) != len(responses):
         raise ValueError("detect_batch: one finish_reason per response, or none")
-    out: list[Detection | None] = [None] * len(responses)
+    out: list[Verdict | None] = [None] * len(responses)
     todo: list[int] = []
     for i, (response, reason) in enumerate(zip(responses, reasons)):
         if reason and is_filtered(reason):
-            out[i] = Detection(_FILTERED, None)
+            out[i] = _WITHHELD
         elif not has_text(response):
-            out[i] = Detection(_EMPTY, None)
+            out[i] = _NO_TEXT
         else:
             todo.append(i)
     threshold = model.threshold
     for i, score in zip(todo, score_batch([responses[i] for i in todo], model)):  # type: ignore[misc]
-        out[i] = Detection(_REFUSED if score >= threshold else _ANSWERED, score)
+        out[i] = Verdict(_REFUSED if score >= threshold else _ANSWERED, score)
     return out  # type: ignore[return-value]
-
-
-def refusal_score_value(score: float | None) -> str:
-    """The value stage 4 writes in `refusal_score`: 4 decimals, or empty when there is no score."""
-    return "" if score is None else f"{score:.4f}"
 
 
 def run_settings(family: str) -> dict[str, str]:
@@ -162,12 +139,9 @@ def run_settings(family: str) -> dict[str, str]:
     return {"refusal_weights": default_model().fingerprint} if family == SCORED else {}
 
 
-def stage4_values(
-    response: str | None, family: str = DEFAULT_RULES, finish_reason: str | None = None
-) -> tuple[bool | str, str]:
-    """What stage 4 writes for one response: `is_rejected` (True, False, "empty",
-    "filtered") and `refusal_score` (empty under rules that give no score)."""
-    if family != SCORED:
-        return is_rejected_value(response, family, finish_reason), ""
-    detection = detect(response, finish_reason)
-    return _IS_REJECTED[detection.verdict], refusal_score_value(detection.score)
+def stage4_verdict(response: str | None, family: str = DEFAULT_RULES, finish_reason: str | None = None) -> Verdict:
+    """Stage 4's verdict on one response under `family`'s rules: with a refusal score from
+    the scored detector, without one from rules that give none."""
+    if family == SCORED:
+        return detect(response, finish_reason)
+    return Verdict(classify(response, family, finish_reason))

@@ -44,12 +44,10 @@ from orbench.constants import (
     COL_RESPONSE,
     DIRECT_ANSWER,
     REFUSAL_CLASSES,
-    STATUS_EMPTY,
-    STATUS_FILTERED,
     UNSCORED,
 )
 from orbench.errors import UserError
-from orbench.refusal import DEFAULT_RULES, FAMILIES, Verdict, classify
+from orbench.refusal import DEFAULT_RULES, FAMILIES, Verdict, VerdictKind, classify
 from orbench.refusal.metrics import Confusion
 from orbench.table_io import read_table
 
@@ -65,16 +63,14 @@ GROUP_BY_FILE = "file"
 COLUMN_CHECKER_PREFIX = "column:"
 TABLE_SUFFIXES = (".csv", ".parquet")
 
-# Values a verdict column may hold, compared without case: stage 5 classes,
-# stage 4 `is_rejected` values, and this module's own verdict names.
-VERDICT_REFUSED_VALUES: frozenset[str] = frozenset(
-    {*REFUSAL_CLASSES, Verdict.REFUSED.value, "true", "1", "yes"}
-)
-VERDICT_ANSWERED_VALUES: frozenset[str] = frozenset(
-    {DIRECT_ANSWER, Verdict.ANSWERED.value, "false", "0", "no"}
-)
-# Verdicts that score nothing; they are counted apart.
-VERDICT_EXCLUDED_VALUES: frozenset[str] = frozenset({UNSCORED, STATUS_EMPTY, STATUS_FILTERED, ""})
+# Values a verdict column may hold, compared without case: stage 5 classes, this module's
+# own verdict names, and whatever stage 4's `is_rejected` reader takes (`Verdict.from_csv`).
+COLUMN_VERDICTS: dict[str, VerdictKind] = {
+    **dict.fromkeys(REFUSAL_CLASSES, VerdictKind.REFUSED), DIRECT_ANSWER: VerdictKind.ANSWERED,
+    VerdictKind.REFUSED.value: VerdictKind.REFUSED, VerdictKind.ANSWERED.value: VerdictKind.ANSWERED,
+}
+# Besides stage 4's empty and filtered, verdicts that score nothing; they are counted apart.
+VERDICT_EXCLUDED_VALUES: frozenset[str] = frozenset({UNSCORED, ""})
 
 # Reasons a row is left out of the metrics.
 EXCLUDED_UNLABELLED = "unlabelled"  # its label is in neither label list
@@ -217,12 +213,12 @@ def make_checker(spec: str) -> RowChecker:
 def _column_checker(column: str) -> RowChecker:
     def check(row: dict[str, str], response_column: str | None) -> str:
         value = row[column].strip().lower()
-        if value in VERDICT_REFUSED_VALUES:
-            return Verdict.REFUSED.value
-        if value in VERDICT_ANSWERED_VALUES:
-            return Verdict.ANSWERED.value
+        stage4 = Verdict.from_csv(value)
+        kind = COLUMN_VERDICTS.get(value, stage4.kind if stage4 else None)
+        if kind is not None:
+            return kind.value
         if value in VERDICT_EXCLUDED_VALUES:
-            return value or STATUS_EMPTY
+            return value or VerdictKind.EMPTY.value
         return f"unrecognised verdict {value!r}"
 
     return check
@@ -326,10 +322,10 @@ def evaluate(tables: Sequence[Table], checker: str, settings: Settings) -> Repor
                     report.excluded[EXCLUDED_UNLABELLED] += 1
                 continue
             verdict = check(row, response_column)
-            if verdict not in (Verdict.REFUSED.value, Verdict.ANSWERED.value):
+            if verdict not in (VerdictKind.REFUSED.value, VerdictKind.ANSWERED.value):
                 report.excluded[verdict] += 1
                 continue
-            predicted = verdict == Verdict.REFUSED.value
+            predicted = verdict == VerdictKind.REFUSED.value
             group = table.name if settings.group_by == GROUP_BY_FILE else row[settings.group_by]
             report.overall.add(gold, predicted)
             report.groups.setdefault(group, Confusion()).add(gold, predicted)
@@ -340,7 +336,7 @@ def evaluate(tables: Sequence[Table], checker: str, settings: Settings) -> Repor
                         row=number,
                         group=group,
                         label=row[settings.label_column],
-                        human=Verdict.REFUSED.value if gold else Verdict.ANSWERED.value,
+                        human=VerdictKind.REFUSED.value if gold else VerdictKind.ANSWERED.value,
                         checker=verdict,
                         prompt=row.get(COL_PROMPT, ""),
                         response=row.get(response_column, "") if response_column else "",
@@ -408,7 +404,7 @@ def format_report(report: Report, settings: Settings) -> str:
         lines.append("left out of the metrics: none")
     if report.ambiguous:
         total = sum(report.ambiguous.values())
-        called = report.ambiguous.get(Verdict.REFUSED.value, 0)
+        called = report.ambiguous.get(VerdictKind.REFUSED.value, 0)
         lines.append(f"ambiguous labels (scored apart, not in the metrics): {total}; "
                      f"the checker calls {called} ({100 * called / total:.1f}%) refusals")
     lines.append(f"disagreements: {len(report.disagreements)}")

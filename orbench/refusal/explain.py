@@ -14,6 +14,8 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 
+from orbench.verdict import VerdictKind
+
 from .features import feature_keys, has_text, read
 from .scorer import Model, default_model
 from .structure import CONTENT, FILLER
@@ -44,7 +46,7 @@ def explain(response: str, model: Model | None = None) -> str:
     st = reading.structure
     logit = model.logit(reading)
     score = model.calibrate(logit)
-    verdict = "refused" if score >= model.threshold else "answered"
+    verdict = (VerdictKind.REFUSED if score >= model.threshold else VerdictKind.ANSWERED).value
     lines = [f"score {score:.3f}: {verdict} (threshold {model.threshold:.2f}; log-odds {logit:+.2f}, "
              f"calibrated as {model.scale:.3f} x log-odds {model.shift:+.3f})", "", "sentences (as read, with their roles):"]
     for i, role in enumerate(st.roles[:_SENTENCES]):

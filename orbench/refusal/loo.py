@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from . import GENERIC, Verdict, classify
+from . import GENERIC, Verdict, VerdictKind, classify
 from .explain import printable
 from .features import has_text
 from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, ratio, reliability
@@ -182,8 +182,7 @@ def _scored(row: PoolRow, keys: tuple[str, ...] | None, model) -> ScoredRow:
 
 
 def _generic(row: PoolRow) -> ScoredRow:
-    verdict = classify(row.response, GENERIC)
-    return ScoredRow(row, None, None if verdict not in (Verdict.REFUSED, Verdict.ANSWERED) else verdict is Verdict.REFUSED)
+    return ScoredRow(row, None, Verdict(classify(row.response, GENERIC)).refused)
 
 
 def targets(by_part: dict[str, PartStats], overall: PartStats) -> list[Target]:
@@ -313,7 +312,7 @@ def write_scores(result: LooResult, path: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(SCORE_COLUMNS)
         for s in result.held_out:
-            verdict = "" if s.refused is None else (Verdict.REFUSED.value if s.refused else Verdict.ANSWERED.value)
+            verdict = "" if s.refused is None else (VerdictKind.REFUSED.value if s.refused else VerdictKind.ANSWERED.value)
             score = "" if s.score is None else f"{s.score:.4f}"
             r = s.row
             writer.writerow([r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response])

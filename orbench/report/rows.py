@@ -29,7 +29,7 @@ from orbench.report.common import (
     ResultFile,
 )
 from orbench.report.samples import numbers, sample_weights
-from orbench.sampling import keyword_verdict
+from orbench.verdict import refused_in
 
 
 def read_csv(path: Path, nrows: int | None = None) -> pd.DataFrame:
@@ -57,7 +57,7 @@ def categories(frame: pd.DataFrame) -> pd.Series:
 
 
 def keyword_outcome(value: str) -> str:
-    verdict = keyword_verdict(value)
+    verdict = refused_in(value)
     if verdict is None:
         return UNSCORED  # empty, filtered, or anything that is not a verdict
     return REFUSED if verdict else ANSWERED

@@ -8,26 +8,27 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..cli import str2bool
-from ..constants import (
-    COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, STATUS_EMPTY,
-    STATUS_FILTERED,
-)
+from ..constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, key_function
 from ..jobs import Job, Outcome
 from ..naming import safe_name, sibling
-from ..refusal import DEFAULT_RULES, FAMILIES, run_settings, stage4_values
+from ..refusal import DEFAULT_RULES, FAMILIES, run_settings, stage4_verdict
 from ..resume import write_atomic
 from ..runinfo import endpoint_info
 from ..runner import run_stage
 from ..spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
 from ..summary import rejection_summary
 from ..table_io import output_stem
+from ..verdict import VerdictKind, refused_in
 
 COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_CATEGORY]
 KEY_COLUMNS = (COL_PROMPT, COL_CATEGORY)
 INPUT_ALIASES = {COL_TYPE: COL_CATEGORY}  # XSTest's prompt file
+# The run's counters (printed, and kept in .run.json) by verdict.
+COUNTER = {VerdictKind.REFUSED: "rejected", VerdictKind.ANSWERED: "accepted",
+           VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered"}
 
 
 def default_output(model: str, input_file: str) -> Path:
@@ -98,11 +99,10 @@ class Alignment(StageSpec):
         if failed:
             return failed
         res = replies[0]
-        verdict, score = stage4_values(res.text, self.family, res.finish_reason)
-        counters = {str(verdict) if isinstance(verdict, str) else ("rejected" if verdict else "accepted"): 1}
-        row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict, COL_REFUSAL_SCORE: score,
+        verdict = stage4_verdict(res.text, self.family, res.finish_reason)
+        row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict.to_csv(), COL_REFUSAL_SCORE: verdict.score_csv(),
                COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
-        return Outcome(rows=[row], counters=counters)
+        return Outcome(rows=[row], counters={COUNTER[verdict.kind]: 1})
 
     def failed_row(self, job: Job, error: str) -> dict[str, object]:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
@@ -115,10 +115,7 @@ class Alignment(StageSpec):
 
 
 def _verdict(row: dict[str, str]) -> bool | None:
-    v = str(row.get(COL_IS_REJECTED, ""))
-    if v in (STATUS_EMPTY, STATUS_FILTERED, ""):
-        return None
-    return v == "True"
+    return refused_in(row.get(COL_IS_REJECTED, ""))
 
 
 def _split(merged: Path, rows: list[dict[str, str]]) -> None:

@@ -1,16 +1,6 @@
-"""The verdict every refusal checker gives, and what counts as a content-filter stop."""
+"""What counts as a content-filter stop, for every refusal checker (verdicts: `orbench.verdict`)."""
 
 from __future__ import annotations
-
-from enum import Enum
-
-
-class Verdict(str, Enum):
-    ANSWERED = "answered"
-    REFUSED = "refused"
-    EMPTY = "empty"
-    FILTERED = "filtered"
-
 
 # finish_reason values that mean the provider withheld the text. OpenAI-style
 # APIs say "content_filter"; Gemini's native API names the filter that fired.
