@@ -107,7 +107,8 @@ class RunRecord:
 
     @property
     def judged_sample(self) -> bool:
-        return self.sample_size is not None
+        """Whether the output is a judged sample (stage 5 --sample): a sample_size is recorded."""
+        return self.sample_size is not None or self.extra.get("sample_size") is not None
 
     def kind_of(self, path: Path) -> str | None:
         """"merged", "failed" or "unscored" when this record names the file at path as that

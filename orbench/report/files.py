@@ -125,7 +125,7 @@ def _is_result(path: Path, records: Records) -> bool:
     merged or failed output) says so, or, without one, its name does."""
     own = records.own(path)
     if own is not None and own.stage is not None:
-        return result_stage(own) is not None and own.kind_of(path) != "unscored"
+        return result_stage(own) is not None
     return records.naming(path) is not None or name_parts(path.name) is not None
 
 
