@@ -19,7 +19,7 @@ from .errors import FatalEndpointError
 from .llm import CallFailed, ChatRequest
 from .resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
 from .retry import EndpointError
-from .runinfo import base_info, write_runinfo
+from .runinfo import stage_record, write_runinfo
 from .spec import GeneratorSpec
 from .cli import rows_exit_code
 from .errors import warn
@@ -42,8 +42,8 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
             on_disk = read_rows(path)[1]
         out.open()
         spec.start(on_disk, cached=client.cache is not None)
-        info = {**base_info(spec.stage, spec.args), **spec.record()}
-        write_runinfo(path, {**info, "complete": False})
+        record = stage_record(spec.stage, spec.args, spec.record())
+        write_runinfo(path, record.updated(complete=False))
         started = time.time()
         try:
             _drive(spec, backend or Online(), out)
@@ -52,9 +52,11 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
         write_atomic(path, spec.columns(), spec.rows())
         short = spec.shortfall()
         stats = client.stats
-        write_runinfo(path, {**info, "complete": short is None, "rows_written": len(spec.rows()), **spec.record_end(),
-                             "cached": stats.cached, "prompt_tokens": stats.prompt_tokens,
-                             "completion_tokens": stats.completion_tokens, "seconds": round(time.time() - started, 3)})
+        write_runinfo(path, record.updated({"complete": short is None, "rows_written": len(spec.rows())},
+                                           spec.record_end(),
+                                           {"cached": stats.cached, "prompt_tokens": stats.prompt_tokens,
+                                            "completion_tokens": stats.completion_tokens,
+                                            "seconds": round(time.time() - started, 3)}))
     finally:
         lock.release()
     print(spec.summary())

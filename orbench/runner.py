@@ -23,7 +23,7 @@ from .inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
 from .jobs import Failed, Job, Outcome, RunCounts, run_jobs
 from .llm import ChatRequest, LLMClient
 from .resume import StageOutput
-from .runinfo import base_info, check_same_settings, client_info, write_runinfo
+from .runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
 from .rounds import run_rounds
 from .spec import GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
 
@@ -132,14 +132,14 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
     output = StageOutput(plan.path, plan.columns, plan.failed_path, plan.failed_columns, plan.key_of,
                          many_rows_per_key=plan.many_rows_per_key)
     jobs = spec.jobs(spec.ctx.rows.rows) if jobs is None else jobs
-    info = {**base_info(spec.stage, args), **spec.record(), **(extra_info or {})}
+    record = stage_record(spec.stage, args, spec.record(), extra_info or {})
     started = time.time()
-    check_same_settings(plan.path, info)
+    check_same_settings(plan.path, record)
     done = output.open()
     try:
         if output.repaired_bytes:
             warn(f"repaired a torn last row in {plan.path} ({output.repaired_bytes} bytes cut)")
-        write_runinfo(plan.path, {**info, "complete": False, "rows_total": len(jobs)})
+        write_runinfo(plan.path, record.updated(complete=False, rows_total=len(jobs)))
         backend: Backend = Online()
         if batch is not None:
             todo = [j for j in jobs if j.key not in done]
@@ -147,13 +147,12 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
                                     clients=clients, output=plan.path, stage=spec.stage)
             if phase.stop is not None:
                 return phase.stop
-            info = {**info, "batch": phase.info}
+            record = record.updated(batch=phase.info)
             backend = phase.backend
         spec.ctx.ask = functools.partial(answer_all, backend, clients)
-        counts = _run_jobs(spec, jobs, output, done, backend, info)
+        counts = _run_jobs(spec, jobs, output, done, backend, record)
         rows = output.finalize([j.key for j in jobs], transform or spec.transform)
-        final = {
-            **info,
+        final = record.updated({
             "complete": last_round and counts.failed == 0,
             "rows_total": len(jobs),
             "rows_done": counts.done + counts.skipped_done,
@@ -163,7 +162,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
             **dict(counts.counters),
             **client_info(clients),
             "seconds": round(time.time() - started, 3),
-        }
+        })
         write_runinfo(plan.path, final)
         return StageResult(counts=counts, rows=rows, info=final)
     finally:
@@ -171,7 +170,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
 
 
 def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[str], backend: Backend,
-              info: dict[str, Any]) -> RunCounts:
+              record: RunRecord) -> RunCounts:
     clients = spec.ctx.clients  # type: ignore[union-attr]
     handle = handler_for(spec, backend, clients, spec.args.max_prompt_chars)
 
@@ -186,5 +185,6 @@ def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[s
     try:
         return asyncio.run(go())
     except BaseException:
-        write_runinfo(spec.output().path, {**info, "complete": False, "rows_total": len(jobs), **client_info(clients)})
+        write_runinfo(spec.output().path,
+                      record.updated({"complete": False, "rows_total": len(jobs)}, client_info(clients)))
         raise

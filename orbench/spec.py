@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, ClassVar, Sequence
 from .inputs import PreparedRows, jobs_from_rows, key_function
 from .jobs import Failed, Job, Outcome, RunCounts
 from .llm import CallFailed, ChatRequest, LLMClient, LLMResult
+from .runinfo import RunRecord
 
 Reply = LLMResult | CallFailed
 Transform = Callable[[list[dict[str, str]]], list[dict[str, str]]]
@@ -61,7 +62,7 @@ class RunContext:
 class StageResult:
     counts: RunCounts
     rows: list[dict[str, str]]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: RunRecord = field(default_factory=RunRecord)  # the run record written
 
 
 class StageSpec:

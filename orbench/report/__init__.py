@@ -2,28 +2,32 @@
 
     python -m orbench.report INPUTS... --output_dir DIR [--compare_paper] [--x hard|safe]
 
-Inputs are result files or folders (folders are searched recursively for result files
-by name; other CSVs in them are skipped). Everything in the report is computed from the
-rows of these files; nothing is typed in by hand.
+Inputs are result files or folders (folders are searched recursively for result files, by
+their run records, else by name; other CSVs in them are skipped). Everything in the report is
+computed from the rows of these files; nothing is typed in by hand.
 
-What a file is, from its name:
+What a file is comes from its run record first (orbench.runinfo.RunRecord, the `.run.json`
+beside it: its own, or the one that names it as its `failed_output`): `stage`, the model
+(stage 4: `model`; stage 5: `target_model` and `check_model`), `dataset` (a published set),
+merged or failed, the judged sample (`sample_size`, `input_path`, `sample_design`), `audit`,
+`complete`. Where no record says, from its name:
   {model}_merged_{input}                          stage 4, keyword verdicts (is_rejected)
   {model}_rejected_{input}, {model}_accepted_{input}  stage 4 with --merge_result=False
   {model}_failed_{input}                          stage 4 requests that failed
   {stem}_response_check_merged_{judge}.csv        stage 5, judge verdicts (answer_category)
   {stem}_response_check_failed_{judge}.csv        stage 5 judge calls that failed
-where {stem} is the stem of the stage-4 file the judge read. A `.run.json` beside a file
-names the model (stage 4: `model`; stage 5: `target_model` and `check_model`); without one
-the model comes from the file name.
+where {stem} is the stem of the stage-4 file the judge read. A failed or split file without a
+record of its own that no record names takes the record of the file its name goes with.
 
 Inspect logs (`.eval`) of the OR-Bench tasks (orbench/inspect_eval/) are read too, named or
 found in folders: the detector's verdicts count as keyword verdicts, the judge's as judge
 verdicts, and the model is Inspect's model name (or the task's `-T name=...`).
 
-Which dataset a file belongs to: the input-file part of its name (never the model or
-judge part), lower-cased, must contain exactly one of `hard` (Hard-1K), `toxic` (Toxic),
-or `80k` / `safe` (the 80K safe set). `--hard/--toxic/--safe FILES` or
-`--dataset FILE=DATASET` override it; anything else is an error.
+Which dataset a file belongs to: its record's `dataset` (stage 5: else its stage-4 file's),
+else the input-file part of its name (never the model or judge part), lower-cased, which must
+contain exactly one of `hard` (Hard-1K), `toxic` (Toxic), or `80k` / `safe` (the 80K safe set).
+`--hard/--toxic/--safe FILES` or `--dataset FILE=DATASET` override both; anything else is an
+error.
 
 Outcomes of a row: refused, answered, unscored (stage 4 `empty` / `filtered` or any other
 non-boolean value; stage 5 `unscored` or any unknown class) and failed. Rejection rate =

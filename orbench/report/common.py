@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from orbench.constants import CATEGORIES
+from orbench.runinfo import RunRecord
 
 DATASETS: tuple[str, ...] = ("safe", "hard", "toxic")
 DATASET_TITLES = {"safe": "OR-Bench-80K", "hard": "OR-Bench-Hard-1K", "toxic": "OR-Bench-Toxic"}
@@ -44,13 +45,16 @@ class ResultFile:
     model: str  # the target model
     dataset: str  # safe, hard or toxic
     judge: str = ""  # the check model, stage 5 only
-    complete: bool | None = None  # from the run.json, when there is one
+    complete: bool | None = None  # from its own run record, when it has one
     # Stage 5 only: the stage-4 file (resolved) this file judged a random sample of. A
     # sample measures the keyword rules; it is never the model's rate by itself.
     sample_of: Path | None = None
     # A sample's design (stage 5 --design: "uniform" or "score") and its floor, from .run.json.
     design: str = ""
     design_floor: float | None = None
+    # The run record that says what the file is: its own, or the one beside it that names it
+    # (a failed or split file); None for a file without one.
+    record: RunRecord | None = field(default=None, compare=False, repr=False)
 
 
 def category_order(names: Iterable[str]) -> list[str]:

@@ -1,14 +1,18 @@
 """Finding the result files among the inputs and telling what each one holds.
 
-A file's stage, kind, model and dataset come from its name, its `.run.json` and, for a
-file the user named whose name says nothing, its columns.
+What a file is (its stage, kind, model, judge, dataset, the stage-4 file it is a judged sample
+of, the sample's design, whether its run finished) comes from its run record first
+(`orbench.runinfo.RunRecord`): the file's own `.run.json`, else the record beside it that names
+it as its failed output, else (a split or failed file of an older run) the record of the file
+its name says it goes with. The file name is read only for what no record says; for a file the
+user named whose name says nothing either, its columns.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -17,10 +21,14 @@ from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
 from orbench.report.samples import adopt_stage4, sample_design, sample_source
+from orbench.runinfo import RunRecord, read_record
 
 _STAGE5_NAME = re.compile(r"^(?P<stem>.+)_response_check_(?P<kind>merged|failed)_(?P<judge>.+)$")
 _STAGE4_NAME = re.compile(r"^(?P<model>.+?)_(?P<kind>merged|failed|rejected|accepted)_(?P<input>.+)$")
 _DATASET_WORDS = {"hard": ("hard",), "toxic": ("toxic",), "safe": ("80k", "safe")}
+_RECORD_SUFFIX = ".run.json"
+_RESULT_STAGES = (4, 5)
+
 
 def infer_dataset(name: str) -> str | None:
     """Dataset named by a file (or input-file) name, or None if none or several match."""
@@ -29,12 +37,20 @@ def infer_dataset(name: str) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def parse_result_name(filename: str) -> dict | None:
-    """Split a result file name into its parts; None if it is not a result file.
+@dataclass(frozen=True)
+class NameParts:
+    """What a result file's name says (or, for a name that says nothing, its stand-ins)."""
 
-    Returns a dict with stage, kind, token (the model as spelt in the name), input
-    (the part that names the dataset) and judge.
-    """
+    stage: int  # 4 or 5
+    kind: str  # merged, failed, rejected or accepted
+    token: str  # the model as spelt in the name
+    input: str  # the part that names the dataset
+    judge: str  # stage 5: the judge as spelt in the name
+    stem: str  # stage 5: the stem of the stage-4 file judged; stage 4: the file's stem
+
+
+def name_parts(filename: str) -> NameParts | None:
+    """Split a result file name into its parts; None if it is not a result file's name."""
     base = filename[:-4] if filename.lower().endswith(".csv") else filename
     if "_response_check_unscored_" in base:
         return None  # a copy of the merged file's unscored rows, not a result of its own
@@ -43,38 +59,84 @@ def parse_result_name(filename: str) -> dict | None:
         stem = m5["stem"]
         m4 = _STAGE4_NAME.match(stem)
         token, input_part = (m4["model"], m4["input"]) if m4 else (stem, stem)
-        return {"stage": 5, "kind": m5["kind"], "token": token, "input": input_part,
-                "judge": m5["judge"], "stem": stem}
+        return NameParts(5, m5["kind"], token, input_part, m5["judge"], stem)
     m4 = _STAGE4_NAME.match(base)
-    if m4:
-        if m4["model"].endswith("_moderation"):  # a stage-3 file, not a result
-            return None
-        return {"stage": 4, "kind": m4["kind"], "token": m4["model"], "input": m4["input"],
-                "judge": "", "stem": base}
+    if m4 and not m4["model"].endswith("_moderation"):  # a stage-3 file is not a result
+        return NameParts(4, m4["kind"], m4["model"], m4["input"], "", base)
     return None
 
 
-def run_json(csv_path: Path) -> dict | None:
-    """The run settings written beside a CSV, if any and readable."""
-    name = csv_path.name[:-4] if csv_path.name.lower().endswith(".csv") else csv_path.name
-    path = csv_path.with_name(name + ".run.json")
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def parse_result_name(filename: str) -> dict | None:
+    """name_parts as a dict (stage, kind, token, input, judge, stem); None if not a result file."""
+    parts = name_parts(filename)
+    return None if parts is None else asdict(parts)
 
 
-def _expand(inputs: Iterable[str | Path]) -> list[Path]:
+def result_stage(record: RunRecord | None) -> int | None:
+    """4 or 5 when a record says it is a stage-4 or stage-5 result; None otherwise."""
+    stage = record.stage_number if record is not None else None
+    return stage if stage in _RESULT_STAGES else None
+
+
+class Records:
+    """The run records one scan reads, each file once: a file's own, and the ones in its folder
+    that name it as an output."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, RunRecord | None] = {}
+        self._folders: dict[Path, list[RunRecord]] = {}
+
+    def own(self, path: Path) -> RunRecord | None:
+        key = path.resolve()
+        if key not in self._read:
+            self._read[key] = read_record(path)
+        return self._read[key]
+
+    def in_folder(self, folder: Path) -> list[RunRecord]:
+        key = folder.resolve()
+        if key not in self._folders:
+            found = (self.own(p.with_name(p.name[: -len(_RECORD_SUFFIX)] + ".csv"))
+                     for p in sorted(folder.glob("*" + _RECORD_SUFFIX)))
+            self._folders[key] = [r for r in found if result_stage(r)]
+        return self._folders[key]
+
+    def naming(self, path: Path) -> tuple[RunRecord, str] | None:
+        """The stage-4 or stage-5 record beside path that names it as its merged or failed
+        output, and which of the two."""
+        for record in self.in_folder(path.parent):
+            kind = record.kind_of(path)
+            if kind in ("merged", "failed"):
+                return record, kind
+        return None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One input file: what its record and its name say."""
+
+    path: Path
+    parts: NameParts  # stage and kind here are the record's when it says them
+    record: RunRecord | None  # the record that describes it (own, naming it, or by name)
+    own: RunRecord | None  # its own .run.json
+
+
+def _is_result(path: Path, records: Records) -> bool:
+    """Whether a CSV found in a folder is a result file: its record (or one naming it as its
+    merged or failed output) says so, or, without one, its name does."""
+    own = records.own(path)
+    if own is not None and own.stage is not None:
+        return result_stage(own) is not None
+    return records.naming(path) is not None or name_parts(path.name) is not None
+
+
+def _expand(inputs: Iterable[str | Path], records: Records) -> list[Path]:
     """Files to read: named files as given, result files found in named folders."""
     out: list[Path] = []
     seen: set[Path] = set()
     for item in inputs:
         path = Path(item)
         if path.is_dir():
-            found = [p for p in sorted(path.rglob("*.csv")) if parse_result_name(p.name)]
+            found = [p for p in sorted(path.rglob("*.csv")) if _is_result(p, records)]
             if not found:
                 raise ReportError(f"{path}: no result files in this folder "
                                   "(expected names like MODEL_merged_INPUT.csv)")
@@ -107,142 +169,151 @@ def _sniff_columns(path: Path) -> list[str]:
     return list(read_csv(path, nrows=0).columns)
 
 
-def _describe(path: Path) -> dict:
-    """parse_result_name, or for a file the user named whose name says nothing, its columns."""
-    info = parse_result_name(path.name)
-    if info is not None:
-        return info
+def _by_name(path: Path, parts: NameParts, records: Records) -> RunRecord | None:
+    """For a file without a record of its own that names no record: the record of the file
+    its name says it goes with (a failed or split file: the merged one, else a sibling)."""
+    if parts.stage == 5:
+        return records.own(path.with_name(f"{parts.stem}_response_check_merged_{parts.judge}.csv"))
+    for kind in ("merged", "rejected", "accepted", "failed"):
+        sib = records.own(path.with_name(f"{parts.token}_{kind}_{parts.input}.csv"))
+        if sib is not None:
+            return sib
+    return None
+
+
+def _from_columns(path: Path, own: RunRecord | None) -> NameParts:
+    """What a file whose name says nothing holds, from its columns."""
     cols = _sniff_columns(path)
-    run = run_json(path) or {}
     if COL_ANSWER_CATEGORY in cols:
-        return {"stage": 5, "kind": "merged", "token": path.stem, "input": path.stem,
-                "judge": str(run.get("check_model") or "judge"), "stem": path.stem}
+        return NameParts(5, "merged", path.stem, path.stem, (own.check_model if own else None) or "judge", path.stem)
     if COL_IS_REJECTED in cols:
-        return {"stage": 4, "kind": "merged", "token": path.stem, "input": path.stem,
-                "judge": "", "stem": path.stem}
+        return NameParts(4, "merged", path.stem, path.stem, "", path.stem)
     raise ReportError(
         f"{path}: not a result file (no {COL_IS_REJECTED!r} or "
         f"{COL_ANSWER_CATEGORY!r} column, and the name does not say)")
 
 
-def _stage5_run(path: Path, info: dict) -> dict:
-    """A stage-5 file's run.json, else (a failed-calls file) the one beside its merged file."""
-    own = run_json(path)
-    if own is not None:
-        return own
-    sib = path.with_name(f"{info['stem']}_response_check_merged_{info['judge']}.csv")
-    return run_json(sib) or {}
+def _describe(path: Path, records: Records) -> Seen:
+    """A file's record (its own, else one naming it) says its stage and kind; where no record
+    does, its name; where neither does, its columns. The judge is the record's, else the name's."""
+    own = records.own(path)
+    named = records.naming(path) if own is None else None
+    record = own if own is not None else (named[0] if named else None)
+    parts = name_parts(path.name)
+    stage = result_stage(record)
+    if stage is None and parts is None:
+        return Seen(path, _from_columns(path, own), own, own)
+    if stage is None:
+        assert parts is not None
+        record = record or _by_name(path, parts, records)
+        stage, kind = parts.stage, parts.kind
+    else:
+        kind = named[1] if named else record.kind_of(path)  # type: ignore[union-attr]
+    base = parts or NameParts(stage, "merged", path.stem, path.stem, "", path.stem)
+    judge = ((record.check_model if record else None) or base.judge or "judge") if stage == 5 else ""
+    return Seen(path, replace(base, stage=stage, kind=kind or base.kind, judge=judge), record, own)
 
 
-def _stage4_run(path: Path, info: dict) -> dict:
-    """A stage-4 file's run.json, else (a failed or split file) the first one beside it."""
-    own = run_json(path)
-    if own is not None:
-        return own
-    for kind in ("merged", "rejected", "accepted", "failed"):
-        sib = run_json(path.with_name(f"{info['token']}_{kind}_{info['input']}.csv"))
-        if sib is not None:
-            return sib
-    return {}
+def _upstream(seen: Seen, records: Records) -> RunRecord | None:
+    """A stage-5 file's stage-4 record: the file its record says it read (input_path), else the
+    stage-4 file of its name's stem beside it."""
+    record = seen.record
+    upstream = records.own(Path(record.input_path)) if record is not None and record.input_path else None
+    return upstream or records.own(seen.path.with_name(seen.parts.stem + ".csv"))
 
 
-def _read_published(path: Path, info: dict, run: dict) -> bool:
-    """Whether a result read a published OR-Bench set, from .run.json's input_source (never
-    from a file name). A stage-5 file asks the stage-4 file it judged (input_path, else the
-    stage-4 file of its stem beside it)."""
-    if published.is_published(run.get("input_source")):
+def _read_published(seen: Seen, upstream: RunRecord | None) -> bool:
+    """Whether a result read a published OR-Bench set, from its record's input_source (never
+    from a file name); a stage-5 file asks the stage-4 file it judged."""
+    if published.is_published(seen.record.input_source if seen.record else None):
         return True
-    if info["stage"] != 5:
-        return False
-    upstream = Path(str(run["input_path"])) if run.get("input_path") else path.with_name(info["stem"] + ".csv")
-    return published.is_published((run_json(upstream) or {}).get("input_source"))
+    return seen.parts.stage == 5 and published.is_published(upstream.input_source if upstream else None)
 
 
-def _name_models(parsed: Sequence[tuple[Path, dict]]) -> list[tuple[Path, dict, str, str, bool | None]]:
-    """(path, info, model, judge, complete) per file.
+def _labels(files: Sequence[Seen], records: Records) -> dict[Path, tuple[str, str | None]]:
+    """path -> (model, dataset its records say or None), per file.
 
-    Model names: a run.json wins over the file name. Stage-4 names first, so that a file
-    without a run.json (a judge file, or a sibling) can borrow the name another file with the
-    same name token was given. A result that read a published set is labelled apart.
+    The model: the record's (stage 4: `model`; stage 5: `target_model`, else its stage-4
+    file's), else the model another stage-4 file with the same name token was given, else the
+    token. A result that read a published set is labelled apart.
     """
     token_to_model: dict[str, str] = {}
-    run4: dict[Path, str] = {}
-    for path, info in parsed:
-        if info["stage"] != 4:
-            continue
-        model = _stage4_run(path, info).get("model")
-        if model:
-            run4[path] = str(model)
-            token_to_model.setdefault(info["token"], str(model))
-    named: list[tuple[Path, dict, str, str, bool | None]] = []
-    for path, info in parsed:
-        own = run_json(path) or {}
-        complete = own.get("complete") if isinstance(own.get("complete"), bool) else None
-        judge = info["judge"]
-        if info["stage"] == 4:
-            model = run4.get(path) or token_to_model.get(info["token"], info["token"])
-            run = _stage4_run(path, info)
+    for seen in files:
+        if seen.parts.stage == 4 and seen.record is not None and seen.record.model:
+            token_to_model.setdefault(seen.parts.token, seen.record.model)
+    out: dict[Path, tuple[str, str | None]] = {}
+    for seen in files:
+        record = seen.record or RunRecord(version=0)
+        upstream = _upstream(seen, records) if seen.parts.stage == 5 else None
+        if seen.parts.stage == 4:
+            model = record.model
         else:
-            # The judge's own run.json, else the one beside its merged file (for a
-            # failed-calls file), else the run.json of the stage-4 file it read.
-            sib = path.with_name(f"{info['stem']}_response_check_merged_{judge}.csv")
-            sib_run = run_json(sib) or {}
-            judge = str(own.get("check_model") or sib_run.get("check_model") or judge)
-            model = (own.get("target_model") or sib_run.get("target_model")
-                     or (run_json(path.with_name(info["stem"] + ".csv")) or {}).get("model"))
-            model = str(model or token_to_model.get(info["token"], info["token"]))
-            run = own or sib_run
-        if _read_published(path, info, run):
+            model = record.target_model or (upstream.model if upstream else None)
+        model = model or token_to_model.get(seen.parts.token, seen.parts.token)
+        if _read_published(seen, upstream):
             model = published.result_label(model)  # its own row, apart from generated sets
-        named.append((path, info, model, judge, complete))
-    return named
+        out[seen.path] = (model, record.dataset or (upstream.dataset if upstream else None))
+    return out
+
+
+def _samples(files: list[Seen], pairs: Mapping[str, str], records: Records) -> dict[Path, Path]:
+    """Each judged sample's stage-4 file (stage-5 path -> stage-4 path, resolved). A stage-4
+    file that was not among the inputs is added to files: the sample means nothing without it."""
+    sample_of: dict[Path, Path] = {}
+    given = {seen.path.resolve() for seen in files}
+    for seen in list(files):
+        if seen.parts.stage != 5:
+            continue
+        src = sample_source(seen.path, seen.record or RunRecord(version=0), pairs)
+        if src is None:
+            continue
+        sample_of[seen.path] = src
+        if src not in given:
+            given.add(src)
+            files.append(_describe(src, records))
+    return sample_of
+
+
+def _dataset(seen: Seen, recorded: str | None, overrides: Mapping[str, str], sample: bool) -> str:
+    """The --dataset override, else what the records say, else the name; a sample takes its
+    stage-4 file's dataset later (adopt_stage4)."""
+    dataset = _override_for(seen.path, overrides) or recorded or infer_dataset(seen.parts.input)
+    if dataset is None and sample:
+        return ""
+    if dataset is None:
+        raise ReportError(
+            f"{seen.path.name}: cannot tell the dataset from the name (want exactly one of "
+            "'hard', 'toxic', '80k'/'safe'); name it with --hard/--toxic/--safe FILE "
+            "or --dataset FILE=hard")
+    return dataset
 
 
 def scan_inputs(inputs: Iterable[str | Path], datasets: Mapping[str, str] | None = None,
                 samples: Mapping[str, str] | None = None) -> list[ResultFile]:
     """Find the result files among inputs (files or folders) and describe each one.
 
-    datasets maps a path, folder, file name or glob to a dataset and wins over the name.
-    samples maps a stage-5 file (path, name or glob) to the stage-4 file it judged a
-    sample of, for files whose run.json does not say. The stage-4 file of every judged
+    datasets maps a path, folder, file name or glob to a dataset and wins over the records
+    and the name. samples maps a stage-5 file (path, name or glob) to the stage-4 file it
+    judged a sample of, for files whose record does not say. The stage-4 file of every judged
     sample is read too, whether or not it is among the inputs.
     """
     overrides = dict(datasets or {})
     for key, ds in overrides.items():
         if ds not in DATASETS:
             raise ReportError(f"unknown dataset {ds!r} for {key} (use safe, hard or toxic)")
-    entries = _expand(inputs)
-    parsed = [(path, _describe(path)) for path in entries]
-    sample_of: dict[Path, Path] = {}
-    designs: dict[Path, tuple[str, float | None]] = {}
-    seen = {p.resolve() for p in entries}
-    for path, info in list(parsed):
-        if info["stage"] != 5:
-            continue
-        run = _stage5_run(path, info)
-        src = sample_source(path, run, samples or {})
-        if src is None:
-            continue
-        sample_of[path] = src
-        designs[path] = sample_design(run)
-        if src not in seen:  # the stage-4 file was not given: read it anyway
-            seen.add(src)
-            parsed.append((src, _describe(src)))
-
+    records = Records()
+    seen = [_describe(path, records) for path in _expand(inputs, records)]
+    sample_of = _samples(seen, samples or {}, records)
+    labels = _labels(seen, records)
     files: list[ResultFile] = []
-    for path, info, model, judge, complete in _name_models(parsed):
-        dataset = _override_for(path, overrides) or infer_dataset(info["input"])
-        if dataset is None and path in sample_of:
-            dataset = ""  # a sample takes its stage-4 file's dataset (adopt_stage4)
-        if dataset is None:
-            raise ReportError(
-                f"{path.name}: cannot tell the dataset from the name (want exactly one of "
-                "'hard', 'toxic', '80k'/'safe'); name it with --hard/--toxic/--safe FILE "
-                "or --dataset FILE=hard")
-        files.append(ResultFile(path=path, stage=info["stage"], kind=info["kind"],
-                                model=model, dataset=dataset, judge=judge, complete=complete,
-                                sample_of=sample_of.get(path), design=designs.get(path, ("", None))[0],
-                                design_floor=designs.get(path, ("", None))[1]))
+    for s in seen:
+        model, recorded = labels[s.path]
+        design, floor = sample_design(s.record) if s.path in sample_of else ("", None)
+        files.append(ResultFile(path=s.path, stage=s.parts.stage, kind=s.parts.kind, model=model,
+                                dataset=_dataset(s, recorded, overrides, s.path in sample_of),
+                                judge=s.parts.judge, complete=s.own.complete if s.own else None,
+                                sample_of=sample_of.get(s.path), design=design, design_floor=floor,
+                                record=s.record))
     files = adopt_stage4(files)
     _check_duplicates(files)
     return files

@@ -17,7 +17,6 @@ from orbench.judge_audit.scoring import (
     FAILED, INCOMPLETE, MIN_AGREEMENT_PCT, MIN_KAPPA, MIN_SCORED_SHARE, NOT_AUDITED, PASSED,
 )
 from orbench.report.common import ResultFile
-from orbench.report.files import run_json
 
 AUDIT_RULE = (
     f"Before its verdicts count, stage 5 has each judge label human-labelled responses shipped "
@@ -55,7 +54,7 @@ def collect_audits(files: Sequence[ResultFile]) -> dict[str, JudgeAudit]:
     for f in files:
         if f.stage != 5:
             continue
-        audit = (run_json(f.path) or {}).get("audit") if f.kind != "failed" else None
+        audit = f.record.audit if f.record is not None and f.kind != "failed" else None
         found.setdefault(f.judge, [])
         if isinstance(audit, dict) and audit.get("judges"):
             found[f.judge].append(audit)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from orbench.report.common import ResultFile
-from orbench.report.files import run_json
+from orbench.runinfo import read_record
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class SelfBuilt:
 
 
 def _set_file(f: ResultFile) -> Path | None:
-    name = (run_json(f.path) or {}).get("input_file")
+    name = f.record.input_file if f.record is not None else None
     if not name:
         return None
     path = Path(str(name))
@@ -48,7 +48,8 @@ def _builders(set_file: Path) -> tuple[int, list[str]] | None:
     for src in hard["sources"]:
         path = Path(str(src))
         path = path if path.is_absolute() else set_file.parent / path
-        models.append(str((run_json(path) or {}).get("model") or path.name.split("_merged_")[0]))
+        record = read_record(path)
+        models.append((record.model if record else None) or path.name.split("_merged_")[0])
     return int(info.get("k") or 0), models
 
 

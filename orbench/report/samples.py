@@ -24,6 +24,7 @@ import pandas as pd
 from orbench.constants import COL_INCLUSION_PROBABILITY, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE
 from orbench.design import DESIGNS, SCORE, UNIFORM
 from orbench.report.common import ReportError, ResultFile
+from orbench.runinfo import RunRecord
 
 
 def _explicit(path: Path, pairs: Mapping[str, str]) -> Path | None:
@@ -36,7 +37,7 @@ def _explicit(path: Path, pairs: Mapping[str, str]) -> Path | None:
     return None
 
 
-def sample_source(path: Path, run: Mapping, pairs: Mapping[str, str]) -> Path | None:
+def sample_source(path: Path, run: RunRecord, pairs: Mapping[str, str]) -> Path | None:
     """The stage-4 file (resolved) that the stage-5 file at path judged a sample of.
 
     None when it is not a sample. A sample whose stage-4 file cannot be found is an error:
@@ -47,10 +48,10 @@ def sample_source(path: Path, run: Mapping, pairs: Mapping[str, str]) -> Path | 
         if not named.is_file():
             raise ReportError(f"--sample_of {path.name}={named}: no such stage-4 file")
         return named.resolve()
-    if run.get("sample_size") is None:
+    if not run.judged_sample:
         return None
     tried = []
-    for candidate in (run.get("input_path"), run.get("input_file")):
+    for candidate in (run.input_path, run.input_file):
         if not candidate:
             continue
         cpath = Path(str(candidate))
@@ -78,9 +79,9 @@ def adopt_stage4(files: Sequence[ResultFile]) -> list[ResultFile]:
     return out
 
 
-def sample_design(run: Mapping) -> tuple[str, float | None]:
-    """(design name, floor) of a judged sample, from its run.json."""
-    design = run.get("sample_design")
+def sample_design(run: RunRecord | None) -> tuple[str, float | None]:
+    """(design name, floor) of a judged sample, from its run record."""
+    design = run.sample_design if run is not None else None
     if not isinstance(design, Mapping):
         return UNIFORM, None
     name = str(design.get("name") or UNIFORM)

@@ -293,7 +293,7 @@ class CheckResponse(StageSpec):
         # After the rows: in batch mode the audit's replies are in the cache by now.
         ask = self.ctx.ask
         extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
-        write_runinfo(self.output().path, {**result.info, **extra})
+        write_runinfo(self.output().path, result.info.updated(extra))
         if unscored:
             print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
         if self.rounds is not None:
