@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orbench.constants import COL_ANSWER_CATEGORY
-from orbench.errors import UserError
+from orbench.errors import run_command
 
 from . import DEFAULT_RULES, FAMILIES
 from .evaluate import check_columns, checker_names, evaluate, make_checker
@@ -189,11 +189,7 @@ def run(argv: Sequence[str] | None = None, out=None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return run(argv)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
+    return run_command(run, argv)
 
 
 if __name__ == "__main__":
