@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
-    PYTHON, TARGET, cached_stage4_inputs, describe_machine, machine, median, run_timed, save_results,
+    PYTHON, TARGET, cached_stage4_inputs, describe_machine, machine, median, run_timed, save_results, temp_folder,
 )
 
 ROWS = 80_000
@@ -65,8 +65,7 @@ def run(*, rows: int = ROWS, repeats: int = 3, log=print) -> dict:
     mach = machine()
     log(f"batch planning and import over {rows:,} rows on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-batch-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-bench-batch-") as tmp:
         data, inp, mf = cached_stage4_inputs(tmp, rows)
         responses = sorted({r["response"] for r in data})
         for rep in range(repeats):

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
     PYTHON, TARGET, cached_stage4_inputs, describe_machine, wait_for_quiet, machine, median, run_timed, save_results,
+    temp_folder,
 )
 
 ROWS = 80_000
@@ -67,8 +68,7 @@ def run(*, rows: int = ROWS, repeats: int = 3, max_load: float | None = None, lo
     mach = machine()
     log(f"cached re-run of stage 4 over {rows:,} rows on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-cached-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-bench-cached-") as tmp:
         data, inp, mf = cached_stage4_inputs(tmp, rows)
         cache_path = tmp / "cache" / "responses.sqlite3"
         fill_s = fill_cache(cache_path, mf, data)

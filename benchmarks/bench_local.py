@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
     PYTHON, ROOT, describe_machine, wait_for_quiet, last_json_line, machine, median, run_timed, save_results,
-    stop_process,
+    stop_process, temp_folder,
 )
 
 PROMPTS = ROOT / "examples" / "sample_prompts.csv"
@@ -83,8 +83,7 @@ def run_tokens(*, repeats: int = 3, max_tokens: int = 128, max_load: float | Non
     mach = machine()
     log(f"embedded model tokens/s on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-local-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-bench-local-") as tmp:
         started = time.perf_counter()
         proc, url = start_local_server(tmp / "cache")
         start_s = time.perf_counter() - started

@@ -214,6 +214,13 @@ def stop_process(proc: subprocess.Popen, timeout: float) -> None:
         proc.wait()
 
 
+@contextmanager
+def temp_folder(prefix: str) -> Iterator[Path]:
+    """A fresh temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
 # Nothing listens on the discard port: a request that misses the cache fails.
 CLOSED_URL = "http://127.0.0.1:9/v1"
 

@@ -27,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_cached import fill_cache  # noqa: E402
 from benchmarks.bench_stages import STAGES, stage_argv  # noqa: E402
 from benchmarks.common import (  # noqa: E402
-    PYTHON, RESULTS_DIR, ROOT, cached_stage4_inputs, fake_server, make_rows, models_toml, write_csv,
+    PYTHON, RESULTS_DIR, ROOT, cached_stage4_inputs, fake_server, make_rows, models_toml, temp_folder, write_csv,
 )
 
 
@@ -122,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cached", type=int, default=0, metavar="N",
                    help="instead: stage 4 over N rows from a warm cache (no server), as in bench_cached.py")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="orbench-profile-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-profile-") as tmp:
         if args.cached:
             data, inp, mf = cached_stage4_inputs(tmp, args.cached)
             cache = tmp / "responses.sqlite3"
