@@ -30,11 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
-    PYTHON, TARGET, describe_machine, machine, make_rows, median, models_toml, run_timed, save_results, write_csv,
+    PYTHON, TARGET, cached_stage4_inputs, describe_machine, machine, median, run_timed, save_results, temp_folder,
 )
 
 ROWS = 80_000
-CLOSED_URL = "http://127.0.0.1:9/v1"
 TARGET_ROWS_PER_S = 20_000
 
 
@@ -66,11 +65,8 @@ def run(*, rows: int = ROWS, repeats: int = 3, log=print) -> dict:
     mach = machine()
     log(f"batch planning and import over {rows:,} rows on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-batch-") as tmpdir:
-        tmp = Path(tmpdir)
-        data = make_rows(rows, with_response=True)
-        inp = write_csv(tmp / "or-bench-80k.csv", [{"prompt": r["prompt"], "category": r["category"]} for r in data])
-        mf = models_toml(tmp / "models.toml", CLOSED_URL)
+    with temp_folder("orbench-bench-batch-") as tmp:
+        data, inp, mf = cached_stage4_inputs(tmp, rows)
         responses = sorted({r["response"] for r in data})
         for rep in range(repeats):
             work = Path(tempfile.mkdtemp(dir=tmp))

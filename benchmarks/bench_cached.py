@@ -28,11 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
-    PYTHON, TARGET, describe_machine, wait_for_quiet, machine, make_rows, median, models_toml, run_timed, save_results, write_csv,
+    PYTHON, TARGET, cached_stage4_inputs, describe_machine, wait_for_quiet, machine, median, run_timed, save_results,
+    temp_folder,
 )
 
 ROWS = 80_000
-CLOSED_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: a miss would fail
 TARGET_ROWS_PER_S = 5_000
 TARGET_PEAK_MB = 400
 
@@ -68,11 +68,8 @@ def run(*, rows: int = ROWS, repeats: int = 3, max_load: float | None = None, lo
     mach = machine()
     log(f"cached re-run of stage 4 over {rows:,} rows on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-cached-") as tmpdir:
-        tmp = Path(tmpdir)
-        data = make_rows(rows, with_response=True)
-        inp = write_csv(tmp / "or-bench-80k.csv", [{"prompt": r["prompt"], "category": r["category"]} for r in data])
-        mf = models_toml(tmp / "models.toml", CLOSED_URL)
+    with temp_folder("orbench-bench-cached-") as tmp:
+        data, inp, mf = cached_stage4_inputs(tmp, rows)
         cache_path = tmp / "cache" / "responses.sqlite3"
         fill_s = fill_cache(cache_path, mf, data)
         log(f"  filled the cache with {rows:,} replies in {fill_s:.1f} s ({cache_path.stat().st_size / 1e6:.0f} MB)")

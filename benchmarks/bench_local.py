@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
     PYTHON, ROOT, describe_machine, wait_for_quiet, last_json_line, machine, median, run_timed, save_results,
+    stop_process, temp_folder,
 )
 
 PROMPTS = ROOT / "examples" / "sample_prompts.csv"
@@ -50,15 +50,6 @@ def start_local_server(cache_dir: Path) -> tuple[subprocess.Popen, str]:
         proc.terminate()
         raise RuntimeError(f"the local server did not start (exit {proc.wait()}); see {cache_dir}/local_server.log")
     return proc, url
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def direct(loop: str, url: str, tmp: Path, max_tokens: int, concurrency: int) -> dict:
@@ -92,8 +83,7 @@ def run_tokens(*, repeats: int = 3, max_tokens: int = 128, max_load: float | Non
     mach = machine()
     log(f"embedded model tokens/s on {describe_machine(mach)}")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-local-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-bench-local-") as tmp:
         started = time.perf_counter()
         proc, url = start_local_server(tmp / "cache")
         start_s = time.perf_counter() - started
@@ -110,7 +100,7 @@ def run_tokens(*, repeats: int = 3, max_tokens: int = 128, max_load: float | Non
                     f"{k} {tps(v, 'inproc_s'):.1f} tok/s ({v['completion_tokens']} tokens, {v['wall_s']:.1f} s wall)"
                     for k, v in arms.items()))
         finally:
-            stop(proc)
+            stop_process(proc, timeout=20)
     summary = {}
     for arm in runs[0]:
         summary[arm] = {"tokens_per_s_inproc": median([tps(r[arm], "inproc_s") for r in runs]),

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (  # noqa: E402
     MODERATORS, PYTHON, TARGET, describe_machine, wait_for_quiet, fake_server, last_json_line, machine, make_rows, median,
-    models_toml, run_timed, save_results, write_csv,
+    models_toml, run_timed, save_results, temp_folder, write_csv,
 )
 
 CONCURRENCIES = (1, 16, 64)
@@ -92,8 +92,7 @@ def run(stage: str, *, repeats: int = 3, latency: float = 0.2, concurrencies=CON
     mach = machine()
     log(f"stage {stage} throughput on {describe_machine(mach)}; fake server latency {latency * 1000:.0f} ms")
     repeat_runs = []
-    with tempfile.TemporaryDirectory(prefix=f"orbench-bench-s{stage}-") as tmpdir, fake_server(latency) as srv:
-        tmp = Path(tmpdir)
+    with temp_folder(f"orbench-bench-s{stage}-") as tmp, fake_server(latency) as srv:
         inp = write_csv(tmp / "input.csv", make_rows(max(rows, rows_at_1, sequential_rows), with_response=spec["responses"]))
         mf = models_toml(tmp / "models.toml", srv.base_url)
         for rep in range(repeats):

@@ -201,12 +201,36 @@ def fake_server(latency: float = 0.2, responder: str = RESPONDER) -> Iterator[Fa
             port = int(port_file.read_text().strip())
             yield FakeServer(base_url=f"http://127.0.0.1:{port}/v1", pid=proc.pid, latency=latency, proc=proc)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, timeout=10)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM, then SIGKILL if the process has not ended after `timeout` seconds."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextmanager
+def temp_folder(prefix: str) -> Iterator[Path]:
+    """A fresh temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
+# Nothing listens on the discard port: a request that misses the cache fails.
+CLOSED_URL = "http://127.0.0.1:9/v1"
+
+
+def cached_stage4_inputs(folder: Path, rows: int) -> tuple[list[dict[str, str]], Path, Path]:
+    """For a stage-4 run served from the cache: rows with replies, their prompts as
+    folder/or-bench-80k.csv, and a registry at CLOSED_URL (folder/models.toml)."""
+    data = make_rows(rows, with_response=True)
+    inp = write_csv(folder / "or-bench-80k.csv", [{"prompt": r["prompt"], "category": r["category"]} for r in data])
+    return data, inp, models_toml(folder / "models.toml", CLOSED_URL)
 
 
 def models_toml(path: Path, base_url: str) -> Path:

@@ -27,14 +27,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_cached import CLOSED_URL, fill_cache  # noqa: E402
+from benchmarks.bench_cached import fill_cache  # noqa: E402
 from benchmarks.bench_stages import STAGES, stage_argv  # noqa: E402
-from benchmarks.common import PYTHON, RESULTS_DIR, ROOT, fake_server, make_rows, models_toml, write_csv  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    PYTHON, RESULTS_DIR, ROOT, cached_stage4_inputs, fake_server, make_rows, models_toml, temp_folder, write_csv,
+)
 
 
 def _package(file: str) -> str:
@@ -120,12 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cached", type=int, default=0, metavar="N",
                    help="instead: stage 4 over N rows from a warm cache (no server), as in bench_cached.py")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="orbench-profile-") as tmpdir:
-        tmp = Path(tmpdir)
+    with temp_folder("orbench-profile-") as tmp:
         if args.cached:
-            data = make_rows(args.cached, with_response=True)
-            inp = write_csv(tmp / "or-bench-80k.csv", [{"prompt": r["prompt"], "category": r["category"]} for r in data])
-            mf = models_toml(tmp / "models.toml", CLOSED_URL)
+            data, inp, mf = cached_stage4_inputs(tmp, args.cached)
             cache = tmp / "responses.sqlite3"
             fill_cache(cache, mf, data)
             out = tmp / "out" / "bench-target_merged_or-bench-80k.csv"

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Callable, Sequence
 
-from .errors import EarlyExit, UserError
+from .errors import EarlyExit, run_command
 from .llm import LLMClient
 from .cache import ResponseCache, default_cache_path
 from .registry import Endpoint, resolve
@@ -109,10 +109,7 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
 
     load_dotenv(find_dotenv(usecwd=True), override=False)  # the environment wins over .env
     try:
-        return main(argv)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
+        return run_command(main, argv)
     except EarlyExit as stop:
         if str(stop):
             print(stop)

@@ -113,6 +113,15 @@ def per_category(rows: list[dict[str, str]]) -> dict[str, int]:
     return dict(sorted(Counter(r[COL_CATEGORY] or "(none)" for r in rows).items()))
 
 
+def moderated_set(sources: Sequence[str], toxic: bool) -> tuple[list[dict[str, str]], dict[str, object]]:
+    """The safe (or toxic) set from stage-3 outputs, without duplicates, and its record for
+    the run file: rows, per category, what was left out and why, the sources."""
+    rows, undecided = select(_moderated(sources), toxic=toxic)
+    kept, n_exact, n_near = dedupe(rows)
+    return kept, {"rows": len(kept), "per_category": per_category(kept), "unparsed_left_out": undecided,
+                  "exact_duplicates_dropped": n_exact, "near_duplicates_dropped": n_near, "sources": sources}
+
+
 def build_parser(doc: str | None):
     p = make_parser("build_datasets.py", doc)
     p.add_argument("--rewrite_moderation", nargs="+", default=[],
@@ -136,21 +145,13 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     report: dict[str, object] = {"stage": "build_datasets", "k": args.k}
     safe: list[dict[str, str]] | None = None
     if args.rewrite_moderation:
-        rows, undecided = select(_moderated(args.rewrite_moderation), toxic=False)
-        safe, n_exact, n_near = dedupe(rows)
-        report["safe"] = {"rows": len(safe), "per_category": per_category(safe), "unparsed_left_out": undecided,
-                          "exact_duplicates_dropped": n_exact, "near_duplicates_dropped": n_near,
-                          "sources": args.rewrite_moderation}
+        safe, report["safe"] = moderated_set(args.rewrite_moderation, toxic=False)
     elif args.safe_set:
         df = read_table(args.safe_set, [COL_PROMPT, COL_CATEGORY])
         safe = df[COLUMNS].to_dict("records")
     toxic = None
     if args.toxic_moderation:
-        rows, undecided = select(_moderated(args.toxic_moderation), toxic=True)
-        toxic, n_exact, n_near = dedupe(rows)
-        report["toxic"] = {"rows": len(toxic), "per_category": per_category(toxic), "unparsed_left_out": undecided,
-                           "exact_duplicates_dropped": n_exact, "near_duplicates_dropped": n_near,
-                           "sources": args.toxic_moderation}
+        toxic, report["toxic"] = moderated_set(args.toxic_moderation, toxic=True)
     hard = None
     if args.hard_from:
         assert safe is not None

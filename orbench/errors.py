@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Callable, Sequence
 
 
 class UserError(Exception):
@@ -31,3 +32,12 @@ class EarlyExit(Exception):
 def warn(msg: str) -> None:
     """A warning on stderr: the run goes on."""
     print(f"warning: {msg}", file=sys.stderr)
+
+
+def run_command(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """Run a command's body; a user's mistake becomes one line on stderr and its exit code."""
+    try:
+        return main(argv)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code

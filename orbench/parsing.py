@@ -102,18 +102,24 @@ def prompt_list(text: str | None) -> list[str]:
     return []
 
 
+def last_bracketed(text: str | None) -> str | None:
+    """The last [[...]] item of a reply, cleaned (clean_item); None when there is none."""
+    if not text:
+        return None
+    items = bracketed(text)
+    return clean_item(items[-1]) if items else None
+
+
 _OPTION_BY_NAME = {name: name for name in MODERATION_OPTIONS}
 _NAMES_LONGEST_FIRST = sorted(MODERATION_OPTIONS, key=len, reverse=True)
 
 
 def moderation_choice(text: str | None) -> str | None:
     """The option named in the last [[...]]: a category, "none of the above", or None."""
-    if not text:
+    item = last_bracketed(text)
+    if item is None:
         return None
-    items = bracketed(text)
-    if not items:
-        return None
-    item = clean_item(items[-1]).lower()
+    item = item.lower()
     m = re.match(r"^\s*(\d{1,2})\s*[.):\-]?\s*(.*)$", item)
     number = int(m.group(1)) if m else None
     name_part = (m.group(2) if m else item).strip(" .:-*")
@@ -131,10 +137,8 @@ def moderation_choice(text: str | None) -> str | None:
 
 def judge_verdict(text: str | None) -> str | None:
     """The class in the last [[...]], or None when there is none or it is not one of the 3."""
-    if not text:
+    item = last_bracketed(text)
+    if item is None:
         return None
-    items = bracketed(text)
-    if not items:
-        return None
-    label = re.sub(r"[\s\-]+", "_", clean_item(items[-1]).strip().lower()).strip("_.")
+    label = re.sub(r"[\s\-]+", "_", item.strip().lower()).strip("_.")
     return label if label in JUDGE_CLASSES else None

@@ -9,10 +9,11 @@ Hugging Face Hub (``hf://datasets/...``, see orbench.hub).
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
@@ -153,3 +154,13 @@ def output_stem(path: str | os.PathLike) -> str:
     """An input's name without its extension, for output names; a Hub input is named after its file."""
     name = hub.input_name(path)
     return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def write_rows(path: str | os.PathLike, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Write rows under a header as a UTF-8 CSV file, creating its folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)

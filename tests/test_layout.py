@@ -1,4 +1,5 @@
-"""The package's shape: the fake server's modules, import cycles, declared dependencies.
+"""The package's shape: module and function sizes, the fake server's modules, import cycles,
+declared dependencies.
 
 The imports are read from the source by tests/import_graph.py (run it for the full lists).
 """
@@ -13,7 +14,9 @@ import pytest
 
 from tests import import_graph
 
-TESTING = import_graph.REPO_ROOT / "orbench" / "testing"
+PACKAGE = import_graph.REPO_ROOT / "orbench"
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
 
 # Every module-level name of orbench/testing/fake_openai.py before it was split (commit
 # 612f62b), less its private helpers; tests in other branches import these from there.
@@ -45,13 +48,20 @@ def test_package_exports_are_the_modules_objects():
     assert fake_openai.Status is Status
 
 
-def test_no_import_cycle_touches_orbench_testing():
+def _cycles(graph) -> list[str]:
+    """Each cycle as one path through it, e.g. 'a:3 -> b:10 (deferred)'."""
+    return [" -> ".join(f"{e.via or e.source}:{e.line}{' (deferred)' if e.deferred else ''}"
+                        for e in import_graph.cycle_path(graph, group))
+            for group in import_graph.strongly_connected(graph)]
+
+
+def test_no_import_cycle():
+    # Between modules, and between subpackages folded into one node each (an upward arrow,
+    # such as refusal/train.py once importing orbench.cli, which imports the registry,
+    # which imports orbench.refusal).
     graph = import_graph.internal_graph()
-    folded = import_graph.package_graph(graph)
-    for group in import_graph.strongly_connected(graph):
-        assert not any(m.startswith("orbench.testing") for m in group), group
-    for group in import_graph.strongly_connected(folded):
-        assert "orbench.testing" not in group, group
+    assert _cycles(graph) == []
+    assert _cycles(import_graph.package_graph(graph)) == []
 
 
 def test_cycle_finder_sees_a_deferred_cycle(tmp_path):
@@ -68,6 +78,22 @@ def test_cycle_finder_sees_a_deferred_cycle(tmp_path):
     assert [e.deferred for e in import_graph.cycle_path(graph, ["orbench.testing.a", "orbench.testing.b"])] == [True, True]
 
 
+def test_cycle_finder_sees_a_cycle_between_subpackages(tmp_path):
+    # The shape issue 20 found: refusal/train.py -> cli -> registry -> (deferred) refusal.
+    # No module imports itself back, so only the graph of subpackages shows it.
+    root = tmp_path / "orbench"
+    (root / "refusal").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "refusal" / "__init__.py").write_text("GUESS = 1\n")
+    (root / "refusal" / "train.py").write_text("from orbench.cli import parse\n")
+    (root / "cli.py").write_text("from .registry import resolve\ndef parse():\n    pass\n")
+    (root / "registry.py").write_text("def resolve():\n    from .refusal import GUESS\n")
+    graph = import_graph.internal_graph(tmp_path)
+    assert import_graph.strongly_connected(graph) == []
+    assert import_graph.strongly_connected(import_graph.package_graph(graph)) == [
+        ["orbench.cli", "orbench.refusal", "orbench.registry"]]
+
+
 def _long_functions(path: Path, limit: int) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return [f"{path.name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
@@ -76,11 +102,19 @@ def _long_functions(path: Path, limit: int) -> list[str]:
             and node.end_lineno - node.lineno + 1 > limit]
 
 
-def test_fake_server_modules_are_small():
-    for path in sorted(TESTING.glob("*.py")):
-        lines = len(path.read_text(encoding="utf-8").splitlines())
-        assert lines <= 400, f"{path.name}: {lines} lines"
-        assert _long_functions(path, 60) == []
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(import_graph.REPO_ROOT)))
+def test_modules_and_functions_are_small(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.name}: {lines} lines"
+    assert _long_functions(path, MAX_FUNCTION_LINES) == []
+
+
+def test_size_check_sees_a_long_function(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "m.py").write_text(f"def short():\n    pass\n\n\nasync def long():\n{body}")
+    assert _long_functions(tmp_path / "m.py", MAX_FUNCTION_LINES) == [
+        f"m.py:5 long ({MAX_FUNCTION_LINES + 1} lines)"]
 
 
 def test_every_third_party_import_is_declared():

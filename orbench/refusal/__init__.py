@@ -6,7 +6,7 @@ Three kinds of checker live in this package.
   (``gpt-3.5``, ``gpt-4``, ``claude``, ``gemini``, ``mistral``, ``llama``,
   ``qwen``), kept with their quirks: `families`.
 * The **generic** rules, ours, reading the opening of a response for the act
-  of refusing: `generic`.
+  of refusing: `generic` (its patterns in `generic_rules`).
 * The **scored** detector, stage 4's default: it reads the response's
   structure (`structure`: its sentences, a declining clause found by a small
   grammar, the pivot after it, and whether content follows) and the words of
@@ -15,8 +15,10 @@ Three kinds of checker live in this package.
   It gives a verdict and a calibrated refusal score in [0, 1]:
   `detect(text, finish_reason)`.
 
-`python -m orbench.evaluate_refusal` (`evaluate`, `loo`) measures them all
-against human labels, with `--leave_one_out` on the pool.
+`python -m orbench.evaluate_refusal` (`command`; `labelled` reads the labelled
+files, `evaluate` scores a checker on them, `evaluation` prints and writes the
+result; `loo`) measures them all against human labels, with `--leave_one_out`
+on the pool.
 
 Empty responses and content-filter stops are neither refusals nor answers: they
 get their own verdicts and are reported apart. The exception is the original

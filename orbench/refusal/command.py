@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orbench.constants import COL_ANSWER_CATEGORY
-from orbench.errors import UserError
+from orbench.errors import run_command
 
 from . import DEFAULT_RULES, FAMILIES
-from .evaluate import (
+from .evaluate import check_columns, checker_names, evaluate, make_checker
+from .evaluation import format_comparison, format_report, write_disagreements, write_json
+from .labelled import (
     DEFAULT_AMBIGUOUS_LABELS,
     DEFAULT_ANSWERED_LABELS,
     DEFAULT_LABEL_COLUMN,
@@ -36,16 +38,8 @@ from .evaluate import (
     EvaluationError,
     LabelMap,
     Settings,
-    check_columns,
-    checker_names,
-    evaluate,
     expand_inputs,
-    format_comparison,
-    format_report,
     load_table,
-    make_checker,
-    write_disagreements,
-    write_json,
 )
 from .pool import DEFAULT_CONFIG, POOL_DIR_ENV
 
@@ -195,11 +189,7 @@ def run(argv: Sequence[str] | None = None, out=None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return run(argv)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
+    return run_command(run, argv)
 
 
 if __name__ == "__main__":

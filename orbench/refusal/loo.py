@@ -18,7 +18,6 @@ they are called is reported apart.
 
 from __future__ import annotations
 
-import csv
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +28,8 @@ from typing import Any
 
 import numpy as np
 from tqdm import tqdm
+
+from orbench.table_io import write_rows
 
 from . import GENERIC, Verdict, VerdictKind, classify
 from .explain import printable
@@ -307,12 +308,11 @@ SCORE_COLUMNS = ("part", "file", "row", "label", "gold", "score", "verdict", "pr
 
 def write_scores(result: LooResult, path: Path) -> None:
     """One CSV row per pool row: its held-out score and verdict ("" when it has no text)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(SCORE_COLUMNS)
-        for s in result.held_out:
-            verdict = "" if s.refused is None else (VerdictKind.REFUSED.value if s.refused else VerdictKind.ANSWERED.value)
-            score = "" if s.score is None else f"{s.score:.4f}"
-            r = s.row
-            writer.writerow([r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response])
+    write_rows(path, SCORE_COLUMNS, (_score_row(s) for s in result.held_out))
+
+
+def _score_row(s: ScoredRow) -> list[object]:
+    verdict = "" if s.refused is None else (VerdictKind.REFUSED.value if s.refused else VerdictKind.ANSWERED.value)
+    score = "" if s.score is None else f"{s.score:.4f}"
+    r = s.row
+    return [r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response]

@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from orbench.errors import UserError
+from orbench.errors import UserError, run_command
 
 from .features import NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
@@ -326,11 +326,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
+    return run_command(_main, argv)
 
 
 if __name__ == "__main__":

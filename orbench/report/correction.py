@@ -93,6 +93,30 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     columns = keys + COLUMNS + ["note"]
     if results.empty or not results["sample"].eq(True).any():
         return pd.DataFrame(columns=columns)
+    keyword, judged = _scored_rows(results, judge)
+    # The sampled rows' own groups, even when every sampled row went unscored.
+    sampled = results[results["sample"].eq(True) & (results["stage"] == 5)]
+    if judge is not None:
+        sampled = sampled[sampled["judge"] == judge]
+    if sampled.empty:
+        return pd.DataFrame(columns=columns)
+    groups = sampled.groupby(keys, sort=False)["judge"].first().reset_index()
+    table = _count_table(groups, keyword, judged, keys)
+    n = table[["s11", "s10", "s01", "s00"]].sum(axis=1).to_numpy()
+    big_n = table["keyword_scored"].to_numpy()
+    usable = (n >= max(1, min_judged)) & (big_n > 0)
+    estimates = _group_estimates(table, keyword, judged, keys, plan)
+    _add_rates(table, n, big_n)
+    _add_estimates(table, estimates, usable)
+    table["design"] = groups_design(table, judged, keys)
+    table["note"] = _notes(n, big_n, min_judged)
+    return table[columns]
+
+
+def _scored_rows(results: pd.DataFrame, judge: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Stage 4's scored rows, and the judged sample's rows that both judge and rules scored.
+
+    Refuses a (model, set) judged by several judges when no judge is named."""
     scored = results["outcome"].isin((REFUSED, ANSWERED))
     keyword = results[(results["stage"] == 4) & scored]
     judged = results[results["sample"].eq(True) & (results["stage"] == 5) & scored
@@ -104,14 +128,13 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
         if len(names) > 1:
             raise ReportError(f"{model} on {dataset} has judged samples from several judges "
                               f"({', '.join(names)}); pick one with --judge")
-    # The sampled rows' own groups, even when every sampled row went unscored.
-    sampled = results[results["sample"].eq(True) & (results["stage"] == 5)]
-    if judge is not None:
-        sampled = sampled[sampled["judge"] == judge]
-    if sampled.empty:
-        return pd.DataFrame(columns=columns)
-    groups = sampled.groupby(keys, sort=False)["judge"].first().reset_index()
+    return keyword, judged
 
+
+def _count_table(groups: pd.DataFrame, keyword: pd.DataFrame, judged: pd.DataFrame,
+                 keys: list[str]) -> pd.DataFrame:
+    """Per group: stage 4's scored and refused rows, and the sample's judge x keyword cells
+    (s11: both refuse, s10: only the judge, s01: only the rules, s00: neither)."""
     pop = keyword.assign(r=_is(keyword["outcome"], REFUSED)).groupby(keys, sort=False)["r"].agg(
         keyword_scored="size", keyword_refused="sum").reset_index()
     j = _is(judged["outcome"], REFUSED)
@@ -121,12 +144,11 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     table = groups.merge(pop, on=keys, how="left").merge(cells, on=keys, how="left")
     count_cols = ["keyword_scored", "keyword_refused", "s11", "s10", "s01", "s00"]
     table[count_cols] = table[count_cols].fillna(0).astype(int)
+    return table
 
-    n = table[["s11", "s10", "s01", "s00"]].sum(axis=1).to_numpy()
-    big_n = table["keyword_scored"].to_numpy()
-    usable = (n >= max(1, min_judged)) & (big_n > 0)
-    estimates = _group_estimates(table, keyword, judged, keys, plan)
-    est, low, high = (np.array([getattr(e, a) for e in estimates], dtype=float) for a in ("rate", "low", "high"))
+
+def _add_rates(table: pd.DataFrame, n: np.ndarray, big_n: np.ndarray) -> None:
+    """The keyword rate of all rows, and the sample's judge rate, agreement and kappa."""
     with np.errstate(invalid="ignore", divide="ignore"):
         table["keyword_pct"] = np.where(big_n > 0, 100.0 * table["keyword_refused"] / np.maximum(big_n, 1), np.nan)
         table["sample_judge_pct"] = np.where(n > 0, 100.0 * (table["s11"] + table["s10"]) / np.maximum(n, 1), np.nan)
@@ -135,14 +157,22 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     table["missed"] = table["s10"]
     table["false_refusals"] = table["s01"]
     table["kappa"] = [kappa_from_counts(*c) for c in table[["s11", "s10", "s01", "s00"]].itertuples(index=False)]
+
+
+def _add_estimates(table: pd.DataFrame, estimates: list[Estimate], usable: np.ndarray) -> None:
+    """The corrected rate, its interval, half-width, estimator and judge calls (usable groups)."""
+    est, low, high = (np.array([getattr(e, a) for e in estimates], dtype=float) for a in ("rate", "low", "high"))
     table["corrected_pct"] = np.where(usable, 100.0 * est, np.nan)
     table["corrected_ci_low_pct"] = np.where(usable, 100.0 * low, np.nan)
     table["corrected_ci_high_pct"] = np.where(usable, 100.0 * high, np.nan)
     table["halfwidth_pts"] = (table["corrected_ci_high_pct"] - table["corrected_ci_low_pct"]) / 2.0
     table["estimator"] = [e.estimator if u else "" for e, u in zip(estimates, usable)]
-    table["design"] = groups_design(table, judged, keys)
     for p, col in zip(TARGETS_PTS, PLAN_COLUMNS):
         table[col] = [e.calls.get(p, np.nan) if u else np.nan for e, u in zip(estimates, usable)]
+
+
+def _notes(n: np.ndarray, big_n: np.ndarray, min_judged: int) -> list[str]:
+    """Why a group has no corrected rate ('' where it has one)."""
     notes = []
     for judged_n, pop_n in zip(n, big_n):
         if pop_n == 0:
@@ -153,8 +183,7 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
             notes.append(f"only {judged_n} judged rows (fewer than {min_judged})")
         else:
             notes.append("")
-    table["note"] = notes
-    return table[columns]
+    return notes
 
 
 def groups_design(table: pd.DataFrame, judged: pd.DataFrame, keys: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -55,6 +55,36 @@ class TradeoffFigure:
     label_overlaps: int = 0  # pairs of point labels whose boxes overlap, as drawn
 
 
+@dataclass
+class _PointLabels:
+    """The labels to place beside the points, in drawing order."""
+
+    anchors: list[tuple[float, float]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    styles: list[dict] = field(default_factory=list)
+    leader_colors: list[str] = field(default_factory=list)
+
+    def add(self, anchor: tuple[float, float], text: str, style: dict, leader_color: str) -> None:
+        self.anchors.append(anchor)
+        self.texts.append(text)
+        self.styles.append(style)
+        self.leader_colors.append(leader_color)
+
+
+@dataclass(frozen=True)
+class _UserPoints:
+    """The user's models that have a rate on both axes, with the rates' intervals."""
+
+    models: pd.DataFrame
+    x: np.ndarray
+    x_low: np.ndarray
+    x_high: np.ndarray
+    y: np.ndarray
+    y_low: np.ndarray
+    y_high: np.ndarray
+    corrected: np.ndarray  # per point: a corrected rate on either axis (square marker)
+
+
 def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
                   paper: pd.DataFrame | None = None, title: str | None = None,
                   use_corrected: bool = True) -> TradeoffFigure:
@@ -67,100 +97,122 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     the published sets (orbench.published's label) is ringed. The paper's are grey, when
     given and x is "hard".
     """
-    out_stem = Path(out_stem)
-    if len(summary):
-        xr, xl, xh, xc = headline(summary, x, use_corrected)
-        yr, yl, yh, yc = headline(summary, "toxic", use_corrected)
-        keep = (xr.notna() & yr.notna()).to_numpy()
-        mine = summary[keep].reset_index(drop=True)
-        xr, xl, xh, yr, yl, yh = (s[keep].to_numpy(float) for s in (xr, xl, xh, yr, yl, yh))
-        corrected = (xc | yc)[keep].to_numpy(bool)
-    else:
-        mine = summary.iloc[0:0]
+    mine = _user_points(summary, x, use_corrected)
     pp = paper_points(paper) if (paper is not None and x == "hard") else None
+    fig, ax = _tradeoff_axes()
+    labels = _PointLabels()
+    legend_handles: list = []
+    my_rho = paper_rho = None
+    if mine is not None:
+        my_rho = _draw_user_points(ax, mine, labels, legend_handles)
+    if pp is not None:
+        paper_rho = _draw_paper_points(ax, pp, mine is not None, labels, legend_handles)
+    y_values = [a[1] for a in labels.anchors] + (list(mine.y_low) if mine is not None else [])
+    _decorate_axes(ax, x, title, y_values)
+    overlaps = _place_point_labels(fig, ax, legend_handles, labels)
+    png, svg = _save_tradeoff(fig, Path(out_stem))
+    return TradeoffFigure(png=png, svg=svg, points=0 if mine is None else len(mine.models),
+                          paper_points=0 if pp is None else len(pp),
+                          spearman=my_rho, paper_spearman=paper_rho,
+                          label_overlaps=overlaps // 2)
 
+
+def _user_points(summary: pd.DataFrame, x: str, use_corrected: bool) -> _UserPoints | None:
+    """The models with a headline rate on both axes; None when there is none."""
+    if not len(summary):
+        return None
+    xr, xl, xh, xc = headline(summary, x, use_corrected)
+    yr, yl, yh, yc = headline(summary, "toxic", use_corrected)
+    keep = (xr.notna() & yr.notna()).to_numpy()
+    if not keep.any():
+        return None
+    xr, xl, xh, yr, yl, yh = (s[keep].to_numpy(float) for s in (xr, xl, xh, yr, yl, yh))
+    return _UserPoints(summary[keep].reset_index(drop=True), xr, xl, xh, yr, yl, yh,
+                       (xc | yc)[keep].to_numpy(bool))
+
+
+def _tradeoff_axes() -> tuple[Figure, object]:
     fig = Figure(figsize=(13, 8.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     fig.subplots_adjust(left=0.075, right=0.985, bottom=0.13, top=0.93)
     ax.grid(True, linestyle=":", alpha=0.5, zorder=0)
+    return fig, ax
 
-    legend_handles: list = []
-    anchors: list[tuple[float, float]] = []
-    texts: list[str] = []
-    styles: list[dict] = []
-    leader_colors: list[str] = []
 
-    my_rho = None
-    if len(mine):
-        cmap = matplotlib.colormaps["tab10" if len(mine) <= 10 else "tab20"]
-        xs, ys = xr, yr
-        xerr = np.vstack([xs - xl, xh - xs])
-        yerr = np.vstack([ys - yl, yh - ys])
-        for i, row in mine.iterrows():
-            color = cmap(i % cmap.N)
-            ax.errorbar(xs[i], ys[i], xerr=xerr[:, i:i + 1], yerr=yerr[:, i:i + 1],
-                        fmt="s" if corrected[i] else "o",
-                        color=color, markersize=8, markeredgecolor="black", markeredgewidth=0.6,
-                        elinewidth=1.0, capsize=3, alpha=0.95, zorder=4)
-            anchors.append((xs[i], ys[i]))
-            texts.append(str(row["model"]))
-            styles.append({"fontsize": 9, "fontweight": "bold", "color": "black",
-                           "bbox": dict(boxstyle="square,pad=0.05", fc="white", ec="none",
-                                        alpha=0.6)})
-            leader_colors.append("#444444")
-        my_rho = spearman(xs, ys)
-        rho_txt = (f"Spearman ρ = {my_rho.rho:.3f} (p = {_pvalue_text(my_rho.pvalue)})"
-                   if not math.isnan(my_rho.rho) else "Spearman ρ needs 3+ models")
-        legend_handles.append(Line2D([], [], marker="o", linestyle="none", color="#1f77b4",
-                                     markeredgecolor="black",
-                                     label=f"Your models (n = {len(mine)}), 95% CI bars; {rho_txt}"))
-        legend_handles += _ring_published(ax, xs, ys, [str(m) for m in mine["model"]])
-        if corrected.any():
-            legend_handles.append(Line2D(
-                [], [], marker="s", linestyle="none", color="#1f77b4", markeredgecolor="black",
-                label="square: corrected rate (keyword rules checked by a judged sample), "
-                      "bars: its 95% interval"))
-        if len(mine) >= MIN_POINTS_FOR_FIT and len(set(xs)) >= 3:
-            coef = quadratic_fit(xs, ys)
-            grid = np.linspace(xs.min(), xs.max(), 200)
-            ax.plot(grid, np.polyval(coef, grid), linestyle="--", color="#d62728", lw=1.5, zorder=3)
-            legend_handles.append(Line2D([], [], linestyle="--", color="#d62728",
-                                         label="Your models: quadratic fit"))
+def _draw_user_points(ax, mine: _UserPoints, labels: _PointLabels, handles: list) -> SpearmanResult:
+    """The user's points with their interval bars, ring and fit; their legend entries."""
+    n = len(mine.models)
+    cmap = matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
+    xs, ys = mine.x, mine.y
+    xerr = np.vstack([xs - mine.x_low, mine.x_high - xs])
+    yerr = np.vstack([ys - mine.y_low, mine.y_high - ys])
+    for i, row in mine.models.iterrows():
+        ax.errorbar(xs[i], ys[i], xerr=xerr[:, i:i + 1], yerr=yerr[:, i:i + 1],
+                    fmt="s" if mine.corrected[i] else "o",
+                    color=cmap(i % cmap.N), markersize=8, markeredgecolor="black",
+                    markeredgewidth=0.6, elinewidth=1.0, capsize=3, alpha=0.95, zorder=4)
+        labels.add((xs[i], ys[i]), str(row["model"]),
+                   {"fontsize": 9, "fontweight": "bold", "color": "black",
+                    "bbox": dict(boxstyle="square,pad=0.05", fc="white", ec="none", alpha=0.6)},
+                   "#444444")
+    rho = spearman(xs, ys)
+    rho_txt = (f"Spearman ρ = {rho.rho:.3f} (p = {_pvalue_text(rho.pvalue)})"
+               if not math.isnan(rho.rho) else "Spearman ρ needs 3+ models")
+    handles.append(Line2D([], [], marker="o", linestyle="none", color="#1f77b4",
+                          markeredgecolor="black",
+                          label=f"Your models (n = {n}), 95% CI bars; {rho_txt}"))
+    handles += _ring_published(ax, xs, ys, [str(m) for m in mine.models["model"]])
+    if mine.corrected.any():
+        handles.append(Line2D(
+            [], [], marker="s", linestyle="none", color="#1f77b4", markeredgecolor="black",
+            label="square: corrected rate (keyword rules checked by a judged sample), "
+                  "bars: its 95% interval"))
+    if n >= MIN_POINTS_FOR_FIT and len(set(xs)) >= 3:
+        _draw_fit(ax, xs, ys, linestyle="--", color="#d62728", lw=1.5, zorder=3)
+        handles.append(Line2D([], [], linestyle="--", color="#d62728",
+                              label="Your models: quadratic fit"))
+    return rho
 
-    paper_rho = None
-    if pp is not None:
-        px, py = pp["hard_pct"].to_numpy(float), pp["toxic_pct"].to_numpy(float)
-        judge = pp["ensemble_judge"].to_numpy(bool)
-        face = "#c8c8c8" if len(mine) else "#9a9a9a"
-        ax.scatter(px[~judge], py[~judge], s=38, color=face, edgecolors="#707070",
-                   linewidths=0.6, zorder=2)
-        ax.scatter(px[judge], py[judge], s=42, marker="D", color=face, edgecolors="#707070",
-                   linewidths=0.6, zorder=2)
-        for m, a, b, j in zip(pp["model"], px, py, judge):
-            anchors.append((a, b))
-            texts.append(f"{m}*" if j else str(m))
-            styles.append({"fontsize": 7.5, "color": "#6a6a6a" if len(mine) else "#333333"})
-            leader_colors.append("#a0a0a0")
-        paper_rho = spearman(px, py)
-        coef = quadratic_fit(px, py)
-        grid = np.linspace(px.min(), px.max(), 200)
-        ax.plot(grid, np.polyval(coef, grid), linestyle=(0, (5, 6)), color="#8a8a8a", lw=1.3, zorder=1)
-        legend_handles.append(Line2D([], [], marker="o", linestyle="none", color=face,
-                                     markeredgecolor="#707070",
-                                     label=(f"Paper's published results ({len(pp)} models); "
-                                            f"Spearman ρ = {paper_rho.rho:.3f} "
-                                            f"(p = {_pvalue_text(paper_rho.pvalue)})")))
-        legend_handles.append(Line2D([], [], marker="D", linestyle="none", color=face,
-                                     markeredgecolor="#707070",
-                                     label="* a judge in the paper's moderation ensemble"))
-        legend_handles.append(Line2D([], [], linestyle=(0, (5, 6)), color="#8a8a8a",
-                                     label="Paper: quadratic fit"))
 
-    all_y = [a[1] for a in anchors]
-    if len(mine):
-        all_y += list(yl)
-    ax.set_ylim(*_limits(all_y))
+def _draw_paper_points(ax, pp: pd.DataFrame, behind: bool, labels: _PointLabels,
+                       handles: list) -> SpearmanResult:
+    """The paper's published points (grey; paler when behind the user's) and their fit."""
+    px, py = pp["hard_pct"].to_numpy(float), pp["toxic_pct"].to_numpy(float)
+    judge = pp["ensemble_judge"].to_numpy(bool)
+    face = "#c8c8c8" if behind else "#9a9a9a"
+    ax.scatter(px[~judge], py[~judge], s=38, color=face, edgecolors="#707070",
+               linewidths=0.6, zorder=2)
+    ax.scatter(px[judge], py[judge], s=42, marker="D", color=face, edgecolors="#707070",
+               linewidths=0.6, zorder=2)
+    for m, a, b, j in zip(pp["model"], px, py, judge):
+        labels.add((a, b), f"{m}*" if j else str(m),
+                   {"fontsize": 7.5, "color": "#6a6a6a" if behind else "#333333"}, "#a0a0a0")
+    rho = spearman(px, py)
+    _draw_fit(ax, px, py, linestyle=(0, (5, 6)), color="#8a8a8a", lw=1.3, zorder=1)
+    handles.append(Line2D([], [], marker="o", linestyle="none", color=face,
+                          markeredgecolor="#707070",
+                          label=(f"Paper's published results ({len(pp)} models); "
+                                 f"Spearman ρ = {rho.rho:.3f} "
+                                 f"(p = {_pvalue_text(rho.pvalue)})")))
+    handles.append(Line2D([], [], marker="D", linestyle="none", color=face,
+                          markeredgecolor="#707070",
+                          label="* a judge in the paper's moderation ensemble"))
+    handles.append(Line2D([], [], linestyle=(0, (5, 6)), color="#8a8a8a",
+                          label="Paper: quadratic fit"))
+    return rho
+
+
+def _draw_fit(ax, xs: np.ndarray, ys: np.ndarray, **line) -> None:
+    """A quadratic least-squares curve through the points, across their x range."""
+    coef = quadratic_fit(xs, ys)
+    grid = np.linspace(xs.min(), xs.max(), 200)
+    ax.plot(grid, np.polyval(coef, grid), **line)
+
+
+def _decorate_axes(ax, x: str, title: str | None, y_values: list[float]) -> None:
+    """Limits, axis titles, the figure's title and the arrows saying which way is which."""
+    ax.set_ylim(*_limits(y_values))
     ax.set_xlim(-3.0, 104.0)
     xname = DATASET_TITLES[x]
     ax.set_xlabel(f"Rejection rate on {xname} (%): safe prompts that look harmful",
@@ -182,11 +234,15 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
             transform=ax.transAxes, ha="left", va="top", fontsize=8.5, color="#2a7a2a",
             style="italic", zorder=5)
 
+
+def _place_point_labels(fig: Figure, ax, handles: list, labels: _PointLabels) -> int:
+    """Draw the legend, then the point labels around it and the axes' texts.
+
+    Returns twice the number of label pairs whose boxes overlap, as drawn."""
     obstacles = []
     legend = None
-    if legend_handles:
-        legend = ax.legend(handles=legend_handles, loc="best", fontsize=8.5,
-                           framealpha=0.92)
+    if handles:
+        legend = ax.legend(handles=handles, loc="best", fontsize=8.5, framealpha=0.92)
         legend.set_zorder(6)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -196,31 +252,32 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     for t in ax.texts:
         bb = t.get_window_extent(renderer)
         obstacles.append((bb.x0, bb.y0, bb.x1, bb.y1))
-    labels = []
-    if anchors:
-        spots = place_labels(fig, ax, np.asarray(anchors), texts, styles, obstacles)
-        for (lx, ly, lead), text, style, lc, anchor in zip(spots, texts, styles, leader_colors, anchors):
+    drawn = []
+    if labels.anchors:
+        spots = place_labels(fig, ax, np.asarray(labels.anchors), labels.texts, labels.styles,
+                             obstacles)
+        for (lx, ly, lead), text, style, lc, anchor in zip(
+                spots, labels.texts, labels.styles, labels.leader_colors, labels.anchors):
             props = (dict(arrowstyle="-", color=lc, lw=0.6, shrinkA=1, shrinkB=4)
                      if lead else None)
-            labels.append(ax.annotate(text, xy=anchor, xytext=(lx, ly), textcoords="data",
-                                      ha="center", va="center", arrowprops=props, zorder=5,
-                                      **style))
+            drawn.append(ax.annotate(text, xy=anchor, xytext=(lx, ly), textcoords="data",
+                                     ha="center", va="center", arrowprops=props, zorder=5,
+                                     **style))
     fig.canvas.draw()
     # Text.get_window_extent: the text alone, without the annotation's leader line.
     boxes = np.array([[b.x0, b.y0, b.x1, b.y1] for b in
-                      (Text.get_window_extent(t, fig.canvas.get_renderer()) for t in labels)]
+                      (Text.get_window_extent(t, fig.canvas.get_renderer()) for t in drawn)]
                      ).reshape(-1, 4)
-    overlaps = sum(int(n) for n in overlap_area(boxes, boxes)[1]) - len(boxes)
+    return sum(int(n) for n in overlap_area(boxes, boxes)[1]) - len(boxes)
 
+
+def _save_tradeoff(fig: Figure, out_stem: Path) -> tuple[Path, Path]:
     png, svg = out_stem.with_suffix(".png"), out_stem.with_suffix(".svg")
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=150, bbox_inches="tight", facecolor="white")
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "orbench"}):
         fig.savefig(svg, bbox_inches="tight", facecolor="white", metadata={"Date": None})
-    return TradeoffFigure(png=png, svg=svg, points=len(mine),
-                          paper_points=0 if pp is None else len(pp),
-                          spearman=my_rho, paper_spearman=paper_rho,
-                          label_overlaps=overlaps // 2)
+    return png, svg
 
 
 def _ring_published(ax, xs: np.ndarray, ys: np.ndarray, models: list[str]) -> list[Line2D]:

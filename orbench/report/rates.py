@@ -87,8 +87,6 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
     D_estimator (score or keyword) and D_design (uniform or score). Then tradeoff_score (see TRADEOFF_RULE), from the corrected rate
     where there is one and use_corrected.
     """
-    from orbench.report.correction import is_unreliable
-
     if x not in ("hard", "safe"):
         raise ReportError(f"--x must be hard or safe, not {x!r}")
     per = rate_table(selected, ["model", "dataset"])
@@ -98,44 +96,62 @@ def summarize(selected: pd.DataFrame, x: str = "hard", corrections: pd.DataFrame
         models += [m for m in dict.fromkeys(corr["model"]) if m not in models]
     out = pd.DataFrame({"model": models})
     datasets = set(per["dataset"]) | (set(corr["dataset"]) if corr is not None else set())
-    present = [ds for ds in DATASETS if ds in datasets]
-    for ds in present:
-        part = per[per["dataset"] == ds].drop(columns="dataset").rename(
-            columns=lambda c: c if c == "model" else f"{ds}_{c}")
-        part = part[["model", f"{ds}_rejection_pct", f"{ds}_ci_low_pct", f"{ds}_ci_high_pct",
-                     f"{ds}_refused", f"{ds}_scored", f"{ds}_unscored", f"{ds}_failed",
-                     f"{ds}_scored_by"]]
-        out = out.merge(part, on="model", how="left")
-        for c in ("refused", "scored", "unscored", "failed"):
-            out[f"{ds}_{c}"] = out[f"{ds}_{c}"].fillna(0).astype(int)
-        if corr is not None:
-            c = corr[corr["dataset"] == ds].rename(columns={"judge": "sample_judge", "judge_audit": "sample_judge_audit"})
-            if "corrected_used" not in c.columns:
-                c = c.assign(corrected_used=True, sample_judge_audit="")
-            # A judge that failed its audit says nothing about the keyword rules: no flag.
-            c = c.assign(keyword_unreliable=[
-                is_unreliable(k, v, kp) if a != "failed" else None
-                for k, v, kp, a in zip(c["keyword_pct"], c["corrected_pct"], c["kappa"], c["sample_judge_audit"])])
-            c = c[["model"] + SUMMARY_CORRECTION].rename(columns=lambda n: n if n == "model" else f"{ds}_{n}")
-            out = out.merge(c, on="model", how="left")
-        else:
-            for n in SUMMARY_CORRECTION:
-                out[f"{ds}_{n}"] = math.nan
-        out[f"{ds}_judged_sample"] = out[f"{ds}_judged_sample"].fillna(0).astype(int)
-        out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
-            lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
-        for n in ("sample_judge", "sample_judge_audit", "estimator", "design"):
-            out[f"{ds}_{n}"] = out[f"{ds}_{n}"].map(lambda v: v if isinstance(v, str) else "")
-        out[f"{ds}_corrected_used"] = [
-            str(bool(u) and use_corrected) if not math.isnan(c) else ""
-            for u, c in zip(out[f"{ds}_corrected_used"].map(lambda v: v is True or v == "True"),
-                            out[f"{ds}_corrected_pct"].astype(float))]
+    for ds in [ds for ds in DATASETS if ds in datasets]:
+        out = _with_rates(out, per, ds)
+        out = _with_correction(out, corr, ds, use_corrected)
     toxic = headline(out, "toxic", use_corrected)[0]
     base = headline(out, x, use_corrected)[0]
     out["tradeoff_score"] = toxic - base
     out = out.sort_values(["tradeoff_score", "model"], ascending=[False, True],
                           na_position="last", kind="mergesort")
     return out.reset_index(drop=True)
+
+
+def _with_rates(out: pd.DataFrame, per: pd.DataFrame, ds: str) -> pd.DataFrame:
+    """The summary with one set's rate, CI and counts per model (counts 0 where none)."""
+    part = per[per["dataset"] == ds].drop(columns="dataset").rename(
+        columns=lambda c: c if c == "model" else f"{ds}_{c}")
+    part = part[["model", f"{ds}_rejection_pct", f"{ds}_ci_low_pct", f"{ds}_ci_high_pct",
+                 f"{ds}_refused", f"{ds}_scored", f"{ds}_unscored", f"{ds}_failed",
+                 f"{ds}_scored_by"]]
+    out = out.merge(part, on="model", how="left")
+    for c in ("refused", "scored", "unscored", "failed"):
+        out[f"{ds}_{c}"] = out[f"{ds}_{c}"].fillna(0).astype(int)
+    return out
+
+
+def _with_correction(out: pd.DataFrame, corr: pd.DataFrame | None, ds: str,
+                     use_corrected: bool) -> pd.DataFrame:
+    """The summary with one set's SUMMARY_CORRECTION columns, as text where they are text."""
+    if corr is not None:
+        out = out.merge(_correction_part(corr, ds), on="model", how="left")
+    else:
+        for n in SUMMARY_CORRECTION:
+            out[f"{ds}_{n}"] = math.nan
+    out[f"{ds}_judged_sample"] = out[f"{ds}_judged_sample"].fillna(0).astype(int)
+    out[f"{ds}_keyword_unreliable"] = out[f"{ds}_keyword_unreliable"].map(
+        lambda v: "" if not isinstance(v, (bool, np.bool_)) else str(bool(v)))
+    for n in ("sample_judge", "sample_judge_audit", "estimator", "design"):
+        out[f"{ds}_{n}"] = out[f"{ds}_{n}"].map(lambda v: v if isinstance(v, str) else "")
+    out[f"{ds}_corrected_used"] = [
+        str(bool(u) and use_corrected) if not math.isnan(c) else ""
+        for u, c in zip(out[f"{ds}_corrected_used"].map(lambda v: v is True or v == "True"),
+                        out[f"{ds}_corrected_pct"].astype(float))]
+    return out
+
+
+def _correction_part(corr: pd.DataFrame, ds: str) -> pd.DataFrame:
+    """One set's corrected-rate rows, with the keyword-rules flag, columns named for the set."""
+    from orbench.report.correction import is_unreliable
+
+    c = corr[corr["dataset"] == ds].rename(columns={"judge": "sample_judge", "judge_audit": "sample_judge_audit"})
+    if "corrected_used" not in c.columns:
+        c = c.assign(corrected_used=True, sample_judge_audit="")
+    # A judge that failed its audit says nothing about the keyword rules: no flag.
+    c = c.assign(keyword_unreliable=[
+        is_unreliable(k, v, kp) if a != "failed" else None
+        for k, v, kp, a in zip(c["keyword_pct"], c["corrected_pct"], c["kappa"], c["sample_judge_audit"])])
+    return c[["model"] + SUMMARY_CORRECTION].rename(columns=lambda n: n if n == "model" else f"{ds}_{n}")
 
 
 def set_aside_judge_rates(summary: pd.DataFrame, results: pd.DataFrame, selected: pd.DataFrame,
