@@ -121,6 +121,14 @@ class StageSpec:
         """The stage's own fields of the run record (model, rules, input file...)."""
         return {}
 
+    def io_record(self, input_file: object, blank_key: str = "skipped_blank_prompts") -> dict[str, Any]:
+        """The run record's fields about the input read and the files written (the key of the
+        skipped-blank count is the stage's own, as earlier records spelled it)."""
+        plan = self.output()
+        return {"input_file": str(input_file), "input_source": self.ctx.rows.source,  # type: ignore[union-attr]
+                blank_key: self.ctx.rows.skipped_blank, "output": str(plan.path),  # type: ignore[union-attr]
+                "failed_output": str(plan.failed_path)}
+
     def progress_label(self) -> str:
         return self.stage
 

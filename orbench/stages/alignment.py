@@ -80,12 +80,9 @@ class Alignment(StageSpec):
                           key_function(KEY_COLUMNS))
 
     def record(self) -> dict[str, Any]:
-        plan = self.output()
         return {"model": self.name, **endpoint_info(self.ctx.clients[0]), "rules": self.family,
                 **run_settings(self.family), "system_prompt": self.args.system_prompt,
-                "input_file": str(self.args.input_file), "input_source": self.ctx.rows.source,
-                "skipped_blank_prompts": self.ctx.rows.skipped_blank, "output": str(plan.path),
-                "failed_output": str(plan.failed_path)}
+                **self.io_record(self.args.input_file)}
 
     def progress_label(self) -> str:
         return f"stage 4 {self.name}"

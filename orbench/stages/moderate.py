@@ -129,13 +129,11 @@ class Moderate(StageSpec):
                           key_function(self.key_columns))
 
     def record(self) -> dict[str, Any]:
-        plan, clients = self.output(), self.ctx.clients
+        clients = self.ctx.clients
         return {"moderators": self.names, "moderator_ids": [c.endpoint.model for c in clients],
                 "endpoints": [c.endpoint.identity for c in clients],
                 "vote": self.args.vote if self.is_ensemble else None, "column": self.args.column,
-                "input_file": str(self.args.input_file_path), "input_source": self.ctx.rows.source,
-                "skipped_blank": self.ctx.rows.skipped_blank, "output": str(plan.path),
-                "failed_output": str(plan.failed_path)}
+                **self.io_record(self.args.input_file_path, blank_key="skipped_blank")}
 
     def progress_label(self) -> str:
         return f"stage 3 {self.tag}"
