@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .structure import CONTENT, DIGITS, FILLER, NON_ANSWER_ROLES, Structure, parse
+from .structure import CONTENT, DIGITS, FILLER, Structure, parse
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -59,35 +59,40 @@ def _length_band(size: int) -> str:
 
 
 def _after(st: Structure) -> tuple[int, int, bool, list[str]]:
-    """Content sentences, list items, digits in content, and the other roles after the decline."""
-    content = items = 0
+    """What follows the decline (everything, when there is none): content sentences, list
+    items among them, whether they hold a digit (only looked for after a decline) and the
+    other roles, in order of first appearance."""
+    first = st.decline_at + 1
+    roles = st.roles[first:] if first else st.roles
+    content = roles.count(CONTENT)
+    others = [r for r in dict.fromkeys(roles) if r != CONTENT and r != FILLER]
+    items = 0
     numbers = False
-    others: list[str] = []
-    text, starts, ends, items_of = st.text, st.starts, st.ends, st.items
-    for i in st.after():
-        role = st.roles[i]
-        if role == CONTENT:
-            content += 1
-            items += items_of[i]
-            if not numbers:
-                numbers = DIGITS.search(text, starts[i], ends[i]) is not None
-        elif role != FILLER and role not in others:
-            others.append(role)
+    if content:
+        all_roles, items_of = st.roles, st.items
+        if True in items_of:
+            items = sum(1 for i in range(first, len(all_roles)) if items_of[i] and all_roles[i] == CONTENT)
+        text, starts, ends = st.text, st.starts, st.ends
+        if first and DIGITS.search(text, starts[first]) is not None:  # a digit somewhere after the decline
+            numbers = any(all_roles[i] == CONTENT and DIGITS.search(text, starts[i], ends[i]) is not None
+                          for i in range(first, len(all_roles)))
     return content, items, numbers, others
 
 
 def structure_keys(st: Structure, size: int) -> tuple[str, ...]:
     """The structural features of a parsed response of `size` characters."""
     content, items, numbers, others = _after(st)
-    c = min(content, 3)
+    c = content if content < 3 else 3
     n_items = 0 if items == 0 else 1 if items < 3 else 2
+    roles = st.roles
     if st.decline_at < 0:
-        quiet = sum(r in NON_ANSWER_ROLES for r in st.roles)
-        shape: tuple = ("", c, n_items, st.roles[0] if st.roles else FILLER, tuple(others), min(quiet, 3))
+        # Without a decline every sentence is content, filler or one that carries no answer.
+        quiet = len(roles) - content - roles.count(FILLER)
+        shape: tuple = ("", c, n_items, roles[0] if roles else FILLER, tuple(others), quiet if quiet < 3 else 3)
     else:
-        before = CONTENT in st.roles[: st.decline_at]
+        before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
-        shape = (st.decline_role, c, n_items, where, st.pivot, tuple(others), numbers)
+        shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers)
     shape += (_length_band(size), st.code)
     keys = _KEYS.get(shape)
     if keys is None:  # a few hundred shapes in all: each one's names are built once

@@ -61,6 +61,8 @@ class Model:
         self._pairs: dict[tuple[bytes, bytes], float] = {}
         self._first: dict[bytes, float] = {}
         self._first_pairs: dict[tuple[bytes, bytes], float] = {}
+        # The sum over a response's structural features, by their tuple (a few hundred in all).
+        self._structure_sums: dict[tuple[str, ...], float] = {}
         for key, weight in self.weights.items():
             if key.startswith(STRUCTURE_PREFIX):
                 self._structure[key] = weight
@@ -80,7 +82,11 @@ class Model:
 
     def logit(self, reading: Reading) -> float:
         """The uncalibrated log-odds: the same sum as over `feature_keys(reading)`."""
-        z = self.bias + sum(map(self._structure.get, reading.keys, _ZEROS))
+        keys = reading.keys
+        structure = self._structure_sums.get(keys)
+        if structure is None:
+            structure = self._structure_sums[keys] = sum(map(self._structure.get, keys, _ZEROS))
+        z = self.bias + structure
         tokens = reading.tokens
         if tokens:
             z += sum(map(self._words.get, tokens, _ZEROS))

@@ -377,17 +377,34 @@ def parse(response: str) -> Structure:
         if p is not None:
             pivot = PIVOT_ALTERNATIVE if _TO_ALTERNATIVE.match(text, p.start()) else PIVOT_CONTENT
             pivot_span = p.span()
+    cue_roles, priority = _CUE_ROLE_CACHE, _PRIORITY
     for c in _CUES.finditer(text, 0, clause[1] + _CUE_CHARS):
         i = bisect_right(starts, c.start() + 1) - 1
-        found = _cue_role(c.group())
-        if roles[i] is None or _PRIORITY[found] < _PRIORITY[roles[i]]:  # type: ignore[index]
+        found = cue_roles.get(c.group()) or _cue_role(c.group())
+        if roles[i] is None or priority[found] < priority[roles[i]]:  # type: ignore[index]
             roles[i] = found
-    items = [text[a + 1] in _MARKER_STARTS and text[a - 1] == "\n" and _LIST_ITEM.match(text, a) is not None
-             for a in starts]
-    for i, role in enumerate(roles):
-        if role is None:
-            a, b = starts[i], ends[i]
-            roles[i] = QUESTION if "?" in text[b - 3 : b] else CONTENT if items[i] or text.count(" ", a, b) > \
-                _MIN_CONTENT_WORDS else FILLER
+    items = _list_items(text, starts)
+    _other_roles(text, starts, ends, roles, items)
     return Structure(text, starts, ends, roles, items, decline_at, clause,  # type: ignore[arg-type]
                      pivot, pivot_span, _CODE_FENCE in text)
+
+
+def _list_items(text: str, starts: list[int]) -> list[bool]:
+    """Whether each sentence opens a list item (on a line of its own)."""
+    if "\n" not in text:
+        return [False] * len(starts)
+    return [text[a + 1] in _MARKER_STARTS and text[a - 1] == "\n" and _LIST_ITEM.match(text, a) is not None
+            for a in starts]
+
+
+def _other_roles(text: str, starts: list[int], ends: list[int], roles: list, items: list[bool]) -> None:
+    """The role of each sentence without a cue: a question, content (a list item, or a
+    sentence of a few words) or filler."""
+    questions = "?" in text
+    for i, role in enumerate(roles):
+        if role is None:
+            b = ends[i]
+            if questions and "?" in text[b - 3 : b]:
+                roles[i] = QUESTION
+            else:
+                roles[i] = CONTENT if items[i] or text.count(" ", starts[i], b) > _MIN_CONTENT_WORDS else FILLER
