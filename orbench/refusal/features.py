@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .structure import CONTENT, DIGITS, FILLER, Structure, parse
+from .structure import CONTENT, FILLER, Structure, has_digit, parse
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -45,7 +45,7 @@ _ITEM_BANDS = ("0", "1-2", "3+")
 
 def has_text(response: str | None) -> bool:
     """Whether there is anything to judge: a letter or a digit (not only markup)."""
-    return bool(response) and any(ch.isalnum() for ch in response)  # type: ignore[union-attr]
+    return bool(response) and any(map(str.isalnum, response))  # type: ignore[arg-type]
 
 
 class Reading(NamedTuple):
@@ -65,17 +65,24 @@ def _after(st: Structure) -> tuple[int, int, bool, list[str]]:
     first = st.decline_at + 1
     roles = st.roles[first:] if first else st.roles
     content = roles.count(CONTENT)
-    others = [r for r in dict.fromkeys(roles) if r != CONTENT and r != FILLER]
+    distinct = dict.fromkeys(roles)
+    distinct.pop(CONTENT, None)
+    distinct.pop(FILLER, None)
+    others = list(distinct)
     items = 0
     numbers = False
-    if content:
+    if content:  # (loops: a comprehension costs more for a few items)
         all_roles, items_of = st.roles, st.items
         if True in items_of:
-            items = sum(1 for i in range(first, len(all_roles)) if items_of[i] and all_roles[i] == CONTENT)
+            for i in range(first, len(all_roles)):
+                if items_of[i] and all_roles[i] == CONTENT:
+                    items += 1
         text, starts, ends = st.text, st.starts, st.ends
-        if first and DIGITS.search(text, starts[first]) is not None:  # a digit somewhere after the decline
-            numbers = any(all_roles[i] == CONTENT and DIGITS.search(text, starts[i], ends[i]) is not None
-                          for i in range(first, len(all_roles)))
+        if first and has_digit(text, starts[first], len(text)):  # a digit somewhere after the decline
+            for i in range(first, len(all_roles)):
+                if all_roles[i] == CONTENT and has_digit(text, starts[i], ends[i]):
+                    numbers = True
+                    break
     return content, items, numbers, others
 
 

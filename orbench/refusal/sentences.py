@@ -29,8 +29,10 @@ _UNICODE_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2
                                "\u00a0": " ", "\u2014": " - ", "\u2013": " - ", "\u2022": "-"})
 # On UTF-8 bytes, in one pass: ASCII letters lower-cased, tabs to spaces, markup deleted
 # (deleting, not spacing, so that words stay one space apart).
-_BYTE_TABLE = bytes(b + 32 if 65 <= b <= 90 else 32 if b == 9 else b for b in range(256))
+# Markup is first turned into stars, which one `bytes.replace` then deletes (faster than
+# `bytes.translate` with bytes to delete).
 _MARKUP_BYTES = b"*_`#()[]\r"
+_BYTE_TABLE = bytes(42 if b in _MARKUP_BYTES else b + 32 if 65 <= b <= 90 else 32 if b == 9 else b for b in range(256))
 _SPACES = re.compile(rb"  +")
 _SPACES_BEFORE_BREAK = re.compile(rb" +\n")
 _BREAKS = re.compile(rb"\n[\n ]*")  # line breaks, blank lines and the indentation after them
@@ -45,6 +47,7 @@ _BOUND = re.compile(r"[.!?:\n][.!?:\"'\n]*(?=[ \n])")
 # characters ends a sentence when it holds a 1 and is followed by a space (see `_ends`).
 _CLASSES = bytes(1 if b in b".!?:\n" else 2 if b in b"\"'" else 32 if b == 32 else 97 for b in range(256))
 _CLASS_BOUND = re.compile(rb"\x01[\x01\x02]*+(?= )")
+_END = re.Match.end
 
 # A list item opens its line: "1. ", "2) ", "- ", "* ", "\u2022 ".
 _LIST_ITEM = re.compile(r" (?:\d{1,2}[.)]|[-+]) ")
@@ -63,15 +66,16 @@ def normalise(response: str) -> str:
     if not text.isascii():
         text = text.translate(_UNICODE_FOLD)
     raw = text.encode()
-    if b"*" in raw and b"* " in raw:  # a bullet, before its star is deleted as markup
+    # (`in` on bytes raises and clears an exception inside; `find` does not, so it is faster.)
+    if "* " in text:  # a bullet, before its star is deleted as markup
         raw = raw.replace(b"\n* ", b"\n- ").replace(b"\n  * ", b"\n- ")
-    raw = raw.translate(_BYTE_TABLE, _MARKUP_BYTES)
-    if b"\n" in raw:  # one line break between lines, then one space
+    raw = raw.translate(_BYTE_TABLE).replace(b"*", b"")
+    if "\n" in text:  # one line break between lines, then one space
         raw = raw.strip()
-        if b" \n" in raw:
+        if raw.find(b" \n") >= 0:
             raw = _SPACES_BEFORE_BREAK.sub(b"\n", raw)
         raw = _BREAKS.sub(b"\n ", raw)
-    if b"  " in raw:
+    if raw.find(b"  ") >= 0:
         raw = _SPACES.sub(b" ", raw)
     text = " " + raw.decode("utf-8", "replace").strip() + " "
     if '"' in text:  # quoted words are not the model speaking (a line of dialogue, an example reply)
@@ -87,8 +91,8 @@ def _ends(text: str) -> list[int]:
     (a line break inside the run would be followed by a space, which ends the run; so
     the run never has to be cut short), and that is what `_CLASS_BOUND` finds."""
     if text.isascii():
-        return [m.end() for m in _CLASS_BOUND.finditer(text.encode().translate(_CLASSES))]
-    return [m.end() for m in _BOUND.finditer(text)]
+        return list(map(_END, _CLASS_BOUND.finditer(text.encode().translate(_CLASSES))))
+    return list(map(_END, _BOUND.finditer(text)))
 
 
 def sentences(text: str) -> tuple[list[int], list[int]]:
@@ -113,7 +117,9 @@ def sentences(text: str) -> tuple[list[int], list[int]]:
 
 def list_items(text: str, starts: list[int]) -> list[bool]:
     """Whether each sentence opens a list item (on a line of its own)."""
-    if "\n" not in text:
-        return [False] * len(starts)
-    return [text[a + 1] in _MARKER_STARTS and text[a - 1] == "\n" and _LIST_ITEM.match(text, a) is not None
-            for a in starts]
+    items = [False] * len(starts)
+    if "\n" in text:
+        for i, a in enumerate(starts):  # (a loop: a list comprehension costs more for a few items)
+            if text[a - 1] == "\n" and text[a + 1] in _MARKER_STARTS and _LIST_ITEM.match(text, a) is not None:
+                items[i] = True
+    return items

@@ -63,22 +63,42 @@ _CUE_CHARS = 350  # sentences are sorted by their cues this far after the declin
 _MIN_CONTENT_WORDS = 4  # a sentence shorter than this is filler
 
 _CODE_FENCE = "```"
-DIGITS = re.compile(r"\d")
+_DIGITS = re.compile(r"\d")
 
 # ---- How the patterns are built. Each branch starts with a literal letter after the
-# leading space, and the branches are grouped by that letter: the regex engine then
-# rejects most word starts after one character instead of one per branch.
+# leading space, and branches that start with the same letters share them (a trie of
+# their literal openings): the regex engine then rejects most word starts after a
+# character or two instead of once per branch.
+_META = frozenset("\\()[]{}?*+|.^$")  # characters that are not literal in a pattern
+
+
+def _literal_start(branch: str) -> bool:
+    """Whether a pattern starts with one literal character (not repeated)."""
+    return bool(branch) and branch[0] not in _META and (len(branch) < 2 or branch[1] not in "?*+{")
+
+
+def _factored(branches: list[str]) -> str:
+    """The alternation of `branches` (patterns without a top-level "|", in order of
+    preference) with their shared literal openings factored out.
+
+    It matches what the plain alternation matches, preferring the same branch: branches
+    that start with different literal characters cannot both match at one place, so
+    only the order of those that start alike matters, and that order is kept. A group
+    where some branch does not start with a literal character is left as it is."""
+    if len(branches) == 1:
+        return branches[0]
+    if not all(map(_literal_start, branches)):
+        return "(?:" + "|".join(branches) + ")"
+    by_first: dict[str, list[str]] = {}
+    for branch in branches:
+        by_first.setdefault(branch[0], []).append(branch[1:])
+    parts = [re.escape(c) + _factored(rest) for c, rest in by_first.items()]
+    return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
 
 def _alternation(branches: list[tuple[str, str]], roles: tuple[str, ...] | None = None) -> re.Pattern[str]:
-    """One pattern over the branches (role, pattern) of the given roles (all by
-    default), grouped by their first letter."""
-    by_first: dict[str, list[str]] = {}
-    for role, branch in branches:
-        if roles is None or role in roles:
-            by_first.setdefault(branch[0], []).append(branch[1:])
-    return re.compile(" (?:" + "|".join(re.escape(c) + "(?:" + "|".join(rest) + ")" for c, rest in by_first.items())
-                      + ")")
+    """One pattern over the branches (role, pattern) of the given roles (all by default)."""
+    return re.compile(" " + _factored([branch for role, branch in branches if roles is None or role in roles]))
 
 
 def _each(starts: str, tail: str) -> list[str]:
@@ -280,6 +300,14 @@ class Structure(NamedTuple):
         return range(self.decline_at + 1, len(self.roles))
 
 
+def has_digit(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] holds a digit (any decimal digit, as `\\d` says)."""
+    if text.isascii():  # ten searches for one character are faster than the pattern
+        part = text[start:end]
+        return any(map(part.__contains__, "0123456789"))
+    return _DIGITS.search(text, start, end) is not None
+
+
 _CUE_ROLE_CACHE: dict[str, str] = {}
 
 
@@ -328,7 +356,7 @@ def _other_roles(text: str, starts: list[int], ends: list[int], roles: list, ite
     """The role of each sentence without a cue: a question, content (a list item, or a
     sentence of a few words) or filler."""
     questions = "?" in text
-    for i, role in enumerate(roles):
+    for i, role in enumerate(roles):  # (a loop: a list comprehension costs more for a few items)
         if role is None:
             b = ends[i]
             if questions and "?" in text[b - 3 : b]:
