@@ -21,6 +21,7 @@ against a set (see `_ends`).
 from __future__ import annotations
 
 import re
+from operator import sub
 
 MAX_CHARS = 600  # how much of a response is read for its structure
 
@@ -43,10 +44,8 @@ _THINK = re.compile(r"\s*<(think|thinking|reasoning|reflection)>")
 # before a space or a line break.
 _BOUND = re.compile(r"[.!?:\n][.!?:\"'\n]*(?=[ \n])")
 # The same on the classes of a normalised ASCII text: 1 for . ! ? : and the line break, 2 for
-# quotes. In a normalised text every line break is followed by a space, so a run of these
-# characters ends a sentence when it holds a 1 and is followed by a space (see `_ends`).
+# quotes (see `_ends`).
 _CLASSES = bytes(1 if b in b".!?:\n" else 2 if b in b"\"'" else 32 if b == 32 else 97 for b in range(256))
-_CLASS_BOUND = re.compile(rb"\x01[\x01\x02]*+(?= )")
 _END = re.Match.end
 
 # A list item opens its line: "1. ", "2) ", "- ", "* ", "\u2022 ".
@@ -88,19 +87,44 @@ def _ends(text: str) -> list[int]:
 
     For an ASCII text, on its classes: `_BOUND` matches where a run of . ! ? : line
     break and quote characters that holds one of the first five is followed by a space
-    (a line break inside the run would be followed by a space, which ends the run; so
-    the run never has to be cut short), and that is what `_CLASS_BOUND` finds."""
-    if text.isascii():
-        return list(map(_END, _CLASS_BOUND.finditer(text.encode().translate(_CLASSES))))
-    return list(map(_END, _BOUND.finditer(text)))
+    (a line break inside the run would be followed by a space, which ends the run, so
+    the run never has to be cut short), and ends at that space. Once a quote after one
+    of the five counts as one of them, such a run ends in a 1 and the text splits there."""
+    if not text.isascii():
+        return list(map(_END, _BOUND.finditer(text)))
+    classes = text.encode().translate(_CLASSES)
+    while classes.find(b"\x01\x02") >= 0:
+        classes = classes.replace(b"\x01\x02", b"\x01\x01")
+    pieces = classes.split(b"\x01 ")
+    del pieces[-1]  # what follows the last end
+    ends = []
+    end = -1
+    for piece in pieces:  # each end is after its piece and the 1, at the space
+        end += len(piece) + 2
+        ends.append(end)
+    return ends
 
 
 def sentences(text: str) -> tuple[list[int], list[int]]:
     """Where each sentence of a normalised text starts and ends."""
+    ends = _ends(text)
+    size = len(text)
+    if ends and ":" not in text and min(map(sub, ends, [0, *ends])) >= 5:  # each end ends a sentence
+        starts = [0, *ends]
+        if size - ends[-1] > 2:
+            ends.append(size)
+        else:
+            del starts[-1]
+        return starts, ends
+    return _merged(text, ends)
+
+
+def _merged(text: str, bounds: list[int]) -> tuple[list[int], list[int]]:
+    """Sentences where a list marker or a colon does not end one."""
     starts: list[int] = []
     ends: list[int] = []
     start = 0
-    for end in _ends(text):
+    for end in bounds:
         if end - start < 5:
             if end - start < 3 or text[start:end].strip(" .!?:\n\"'-").isdigit():
                 continue  # "1. ": a list marker, not a sentence
@@ -119,7 +143,7 @@ def list_items(text: str, starts: list[int]) -> list[bool]:
     """Whether each sentence opens a list item (on a line of its own)."""
     items = [False] * len(starts)
     if "\n" in text:
-        for i, a in enumerate(starts):  # (a loop: a list comprehension costs more for a few items)
+        for i, a in enumerate(starts):  # (a loop: for a few items, faster than maps or a comprehension)
             if text[a - 1] == "\n" and text[a + 1] in _MARKER_STARTS and _LIST_ITEM.match(text, a) is not None:
                 items[i] = True
     return items
