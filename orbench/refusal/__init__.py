@@ -63,6 +63,7 @@ _RULES = {**FAMILY_RULES, GENERIC: generic_refuses}
 _HAS_WORD = re.compile(r"\w")
 # Module-level names for the verdicts: cheaper to reach than enum attributes.
 _ANSWERED, _REFUSED, _EMPTY, _FILTERED = Verdict.ANSWERED, Verdict.REFUSED, Verdict.EMPTY, Verdict.FILTERED
+_new = tuple.__new__  # makes a NamedTuple without its __new__ written in Python (faster)
 
 
 def classify(response: str | None, family: str = GENERIC, finish_reason: str | None = None) -> Verdict:
@@ -123,7 +124,7 @@ def detect(response: str | None, finish_reason: str | None = None, model: Model 
         return Detection(_EMPTY, None)
     model = model or default_model()
     score = model.score(response)
-    return Detection(_REFUSED if score >= model.threshold else _ANSWERED, score)
+    return _new(Detection, (_REFUSED if score >= model.threshold else _ANSWERED, score))
 
 
 def detect_batch(

@@ -46,17 +46,15 @@ _new = tuple.__new__  # makes a NamedTuple without its __new__ written in Python
 
 def has_text(response: str | None) -> bool:
     """Whether there is anything to judge: a letter or a digit (not only markup)."""
-    return bool(response) and any(map(str.isalnum, response))  # type: ignore[arg-type]
+    if not response:
+        return False
+    return response[0].isalnum() or any(map(str.isalnum, response))
 
 
 class Reading(NamedTuple):
     structure: Structure
     keys: tuple[str, ...]  # the structural features (see `structure_keys`)
     tokens: list[bytes]  # the first MAX_TOKENS words of the opening, folded, lower-cased, UTF-8
-
-
-def _length_band(size: int) -> str:
-    return "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
 
 
 def _after(st: Structure) -> tuple[int, int, bool, list[str]]:
@@ -101,7 +99,8 @@ def structure_keys(st: Structure, size: int) -> tuple[str, ...]:
         before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
         shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers)
-    shape += (_length_band(size), st.code)
+    length = "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
+    shape += (length, st.code)
     keys = _KEYS.get(shape)
     if keys is None:  # a few hundred shapes in all: each one's names are built once
         keys = _KEYS[shape] = _shape_keys(shape)
