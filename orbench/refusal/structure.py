@@ -25,8 +25,12 @@ an offer is a refusal. `orbench.refusal.features` turns a `Structure` into
 features; the learned weights decide how much each counts.
 
 Speed: every pattern starts at a literal space (the text is rebuilt as
-" word word ... "), and each kind of cue is one compiled alternation run once
-over the text, so a response costs a few regular-expression passes.
+" word word ... " by `orbench.refusal.sentences`), each kind of cue is one
+compiled alternation run once over the text, and the branches of an
+alternation share their literal openings, so a response costs a few
+regular-expression passes. Loops over a response's few sentences are plain
+loops: for a handful of items they are faster in CPython 3.11 than
+comprehensions or chains of `map`. BENCHMARKS.md, section 4, has the figures.
 """
 
 from __future__ import annotations
@@ -334,7 +338,7 @@ def parse(response: str) -> Structure:
     if m is not None:
         decline_at, clause = bisect_right(starts, m.start() + 1) - 1, m.span()
         found = JUDGES if _JUDGING.match(text, m.start()) else DECLINE
-        last_word = m.end() - len(m.group().rsplit(" ", 1)[-1]) - 1
+        last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
         if found == DECLINE and _DISCLAIMER_OBJECT.search(text, last_word, m.end() + 50):
             found = DISCLAIMS
         roles[decline_at] = found
