@@ -20,6 +20,14 @@ figure: it leaves out the time other processes held the cores.
 list. Both must give the same detections (checked before timing). For `scored`
 the time is also split into its steps: reading the response (its structure and
 the words of its opening), the weighted sum, and the calibration.
+
+    python benchmarks/bench_refusal.py --checkers scored --parts
+
+`--parts` also times, one by one over the same responses, the parts of the
+scored detector's work that any detector reading the same things must do: the
+text as read, its sentence ends, the three pattern passes (declining clause,
+cues, pivot), the words of the opening and their weights. What `scored` takes
+beyond their sum is the rest: the sentences' roles, the features, the calls.
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orbench.refusal import FAMILIES, GENERIC, SCORED, classify, detect, detect_batch  # noqa: E402
-from orbench.refusal.features import read  # noqa: E402
+from orbench.refusal import structure  # noqa: E402
+from orbench.refusal.features import _SPLIT_TABLE, _TOKEN_CHARS, MAX_TOKENS, PAIR_TOKENS, has_text, read  # noqa: E402
 from orbench.refusal.scorer import default_model  # noqa: E402
+from orbench.refusal.sentences import _ends, normalise  # noqa: E402
 
 SCORED_BATCH = "scored-batch"
 CHECKERS = (*FAMILIES, SCORED_BATCH)
@@ -109,6 +119,41 @@ def scored_steps(responses: list[str], repeat: int) -> dict[str, float]:
     return best
 
 
+def _best(run, items: list, repeat: int) -> float:
+    best = 1e9
+    for _ in range(repeat):
+        start = time.process_time()
+        for item in items:
+            run(item)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def reading_parts(responses: list[str], repeat: int) -> dict[str, float]:
+    """Best CPU seconds of each part of the scored detector's reading, alone, over all responses."""
+    model = default_model()
+    readings = {r: read(r) for r in set(responses) if has_text(r)}  # (inputs only; the timing runs over all)
+    found = [readings[r] for r in responses if r in readings]
+    texts = [x.structure.text for x in found]
+    ends = [x.structure.clause[1] for x in found]
+    declines = [(x.structure.text, x.structure.clause[1]) for x in found if x.structure.decline_at >= 0]
+    tokens = [x.tokens for x in found]
+    words, pairs, zeros = model._words.get, model._pairs.get, [0.0] * MAX_TOKENS
+    parts = {
+        "text as read": (normalise, [r for r in responses if r in readings]),
+        "sentence ends": (_ends, texts),
+        "declining-clause pass": (lambda t: structure._DECLINING.search(t, 0, structure._DECLINE_CHARS), texts),
+        "cue pass": (lambda x: list(structure._CUES.finditer(x[0], 0, x[1] + structure._CUE_CHARS)),
+                     list(zip(texts, ends))),
+        "pivot pass": (lambda x: structure._PIVOT.search(x[0], x[1] - 1, x[1] + structure._CUE_CHARS), declines),
+        "words of the opening": (lambda t: t[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS),
+                                 texts),
+        "their weights": (lambda t: (sum(map(words, t, zeros)), sum(map(pairs, zip(t, t[1:PAIR_TOKENS]), zeros))),
+                          tokens),
+    }
+    return {name: _best(run, items, repeat) for name, (run, items) in parts.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="a CSV file or a folder of them")
@@ -116,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=80_000, help="number of responses to classify")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per checker")
     parser.add_argument("--checkers", default=",".join(CHECKERS), help="comma-separated checkers to time")
+    parser.add_argument("--parts", action="store_true", help="also time the parts of the scored detector's reading")
     args = parser.parse_args(argv)
 
     if not args.input.exists():
@@ -146,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     if SCORED in checkers:
         steps = scored_steps(responses, args.repeat)
         print("scored, by step (best s): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()))
+    if args.parts:
+        parts = reading_parts(responses, args.repeat)
+        print("parts of the reading, each alone (best cpu s): " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items())
+              + f"; sum {sum(parts.values()):.3f}")
     for name, target in TARGETS_S.items():
         if name in checkers:
             print(f"target for {name}: at most {target:g} s for 80,000 responses")

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from orbench.refusal.features import read, structure_keys
+from orbench.refusal.pool import load_pool
+from orbench.refusal.sentences import _BOUND, _ends, normalise
 from orbench.refusal.structure import (
     AI,
     CAUTIONS,
@@ -20,8 +25,18 @@ from orbench.refusal.structure import (
     QUESTION,
     REFERS,
     SYMPATHY,
+    _CUE_BRANCHES,
+    _CUES,
+    _DECLINE_BRANCHES,
+    _DECLINING,
+    _JUDGE_BRANCHES,
+    _PIVOT,
+    _PIVOT_BRANCHES,
+    _factored,
+    has_digit,
     parse,
 )
+from tests.refusal_pool_helpers import POOL
 
 # --------------------------------------------------------------------------
 # The declining clause: a grammar, not a phrase list.
@@ -151,3 +166,57 @@ def test_long_and_odd_text_is_read_without_error():
                  "I " * 3000, '"' * 41, "I cannot " * 200]:
         st = parse(text)
         assert len(st.roles) == len(st.starts) == len(st.ends) == len(st.items)
+
+
+# --------------------------------------------------------------------------
+# The faster forms say what the plain definitions say (they are there for speed only).
+# --------------------------------------------------------------------------
+
+_ODD = ['He said "stop." Then he left.', "Wait... what?! Really.", "e.g. this, i.e. that. Done.",
+        "The students' books. Next", "It ends.\"' Next one.", "1. First\n2. Second\n\n- third",
+        "x.'\" y.\" z", "Ratio 3.5: fine. Note: ok", "Why?\n\nBecause.\n", "\u201cQuoted.\u201d Then.",
+        "Caf\u00e9. Fin.", "A  \n\n   B  \n \n C"]
+
+
+def _sample_texts() -> list[str]:
+    rng = random.Random(19)
+    texts = _ODD + ["".join(rng.choice("ab .!?:\"'\n-1*") for _ in range(rng.randrange(40))) for _ in range(3000)]
+    if POOL.is_dir():
+        texts += [row.response for row in load_pool(POOL)][::3]
+    return texts
+
+
+def test_sentence_ends_found_on_character_classes_are_where_the_pattern_ends():
+    for text in map(normalise, _sample_texts()):
+        assert _ends(text) == [m.end() for m in _BOUND.finditer(text)], text
+
+
+@pytest.mark.parametrize(
+    ("factored", "branches"),
+    [(_DECLINING, _DECLINE_BRANCHES + _JUDGE_BRANCHES), (_CUES, _CUE_BRANCHES), (_PIVOT, _PIVOT_BRANCHES)],
+    ids=["declining", "cues", "pivots"],
+)
+def test_factored_alternations_match_as_the_plain_ones(factored, branches):
+    plain = re.compile(" (?:" + "|".join(branch for _, branch in branches) + ")")
+    for text in map(normalise, _sample_texts()[::2]):
+        assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
+def test_factoring_keeps_the_order_of_branches_that_start_alike():
+    # "ab" before "abc": the plain alternation matches "ab" in "abc"; so must the factored one.
+    branches = ["ab", "abc", "abd", "x(?:y|z)w", "xy", "cd\\b", "c"]
+    plain, factored = re.compile("|".join(branches)), re.compile(_factored(branches))
+    assert factored.pattern != plain.pattern
+    for text in ["abc", "abd", "ab", "xyw", "xy", "xzw", "cd", "cde", "c"]:
+        assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
+def test_has_digit_is_any_decimal_digit():
+    for text in ["no digits here", "room 101, floor 3", "\u0663 in Arabic-Indic", "full width \uff11", "caf\u00e9 2"]:
+        for start in range(len(text)):
+            for end in range(start, len(text) + 1, 4):
+                assert has_digit(text, start, end) == (re.search(r"\d", text[start:end]) is not None)
+
+
+def test_the_text_as_read_has_one_space_between_words_and_after_each_line_break():
+    assert normalise("A  \n\n   B  \n \n C\tD **e** `f`") == " a\n b\n c d e f "

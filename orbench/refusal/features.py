@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .structure import CONTENT, DIGITS, FILLER, NON_ANSWER_ROLES, Structure, parse
+from .structure import CONTENT, FILLER, Structure, has_digit, parse
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -41,11 +41,14 @@ NOT_AN_ANSWER = ("s:after:refers", "s:after:offers", "s:after:cautions", "s:afte
 # Bands of counts: content sentences, list items, and the reply's length in characters.
 _CONTENT_BANDS = ("0", "1", "2", "3+")
 _ITEM_BANDS = ("0", "1-2", "3+")
+_new = tuple.__new__  # makes a NamedTuple without its __new__ written in Python (faster)
 
 
 def has_text(response: str | None) -> bool:
     """Whether there is anything to judge: a letter or a digit (not only markup)."""
-    return bool(response) and any(ch.isalnum() for ch in response)  # type: ignore[union-attr]
+    if not response:
+        return False
+    return response[0].isalnum() or any(map(str.isalnum, response))
 
 
 class Reading(NamedTuple):
@@ -54,41 +57,50 @@ class Reading(NamedTuple):
     tokens: list[bytes]  # the first MAX_TOKENS words of the opening, folded, lower-cased, UTF-8
 
 
-def _length_band(size: int) -> str:
-    return "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
-
-
 def _after(st: Structure) -> tuple[int, int, bool, list[str]]:
-    """Content sentences, list items, digits in content, and the other roles after the decline."""
-    content = items = 0
+    """What follows the decline (everything, when there is none): content sentences, list
+    items among them, whether they hold a digit (only looked for after a decline) and the
+    other roles, in order of first appearance."""
+    first = st.decline_at + 1
+    roles = st.roles[first:] if first else st.roles
+    content = roles.count(CONTENT)
+    distinct = dict.fromkeys(roles)
+    distinct.pop(CONTENT, None)
+    distinct.pop(FILLER, None)
+    others = list(distinct)
+    items = 0
     numbers = False
-    others: list[str] = []
-    text, starts, ends, items_of = st.text, st.starts, st.ends, st.items
-    for i in st.after():
-        role = st.roles[i]
-        if role == CONTENT:
-            content += 1
-            items += items_of[i]
-            if not numbers:
-                numbers = DIGITS.search(text, starts[i], ends[i]) is not None
-        elif role != FILLER and role not in others:
-            others.append(role)
+    if content:
+        all_roles, items_of = st.roles, st.items
+        if True in items_of:  # (loops: for a few items, faster than maps or a comprehension)
+            for i in range(first, len(all_roles)):
+                if items_of[i] and all_roles[i] == CONTENT:
+                    items += 1
+        text, starts, ends = st.text, st.starts, st.ends
+        if first and has_digit(text, starts[first], len(text)):  # a digit somewhere after the decline
+            for i in range(first, len(all_roles)):
+                if all_roles[i] == CONTENT and has_digit(text, starts[i], ends[i]):
+                    numbers = True
+                    break
     return content, items, numbers, others
 
 
 def structure_keys(st: Structure, size: int) -> tuple[str, ...]:
     """The structural features of a parsed response of `size` characters."""
     content, items, numbers, others = _after(st)
-    c = min(content, 3)
+    c = content if content < 3 else 3
     n_items = 0 if items == 0 else 1 if items < 3 else 2
+    roles = st.roles
     if st.decline_at < 0:
-        quiet = sum(r in NON_ANSWER_ROLES for r in st.roles)
-        shape: tuple = ("", c, n_items, st.roles[0] if st.roles else FILLER, tuple(others), min(quiet, 3))
+        # Without a decline every sentence is content, filler or one that carries no answer.
+        quiet = len(roles) - content - roles.count(FILLER)
+        shape: tuple = ("", c, n_items, roles[0] if roles else FILLER, tuple(others), quiet if quiet < 3 else 3)
     else:
-        before = CONTENT in st.roles[: st.decline_at]
+        before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
-        shape = (st.decline_role, c, n_items, where, st.pivot, tuple(others), numbers)
-    shape += (_length_band(size), st.code)
+        shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers)
+    length = "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
+    shape += (length, st.code)
     keys = _KEYS.get(shape)
     if keys is None:  # a few hundred shapes in all: each one's names are built once
         keys = _KEYS[shape] = _shape_keys(shape)
@@ -128,7 +140,7 @@ def read(response: str) -> Reading:
     tokens = st.text[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
     if len(tokens) > MAX_TOKENS:
         del tokens[MAX_TOKENS:]
-    return Reading(st, structure_keys(st, len(response)), tokens)
+    return _new(Reading, (st, structure_keys(st, len(response)), tokens))
 
 
 def word_keys(raw: list[bytes]) -> list[str]:

@@ -52,6 +52,11 @@ class Model:
         self._pairs: dict[tuple[bytes, bytes], float] = {}
         self._first: dict[bytes, float] = {}
         self._first_pairs: dict[tuple[bytes, bytes], float] = {}
+        # The sum over a response's structural features, by their tuple (a few hundred in all).
+        self._structure_sums: dict[tuple[str, ...], float] = {}
+        # What `logit` looks up, fetched once.
+        self._lookups = (self._structure_sums, self._words.get, self._first.get, self._pairs.get,
+                         self._first_pairs.get)
         for key, weight in self.weights.items():
             if key.startswith(STRUCTURE_PREFIX):
                 self._structure[key] = weight
@@ -71,14 +76,18 @@ class Model:
 
     def logit(self, reading: Reading) -> float:
         """The uncalibrated log-odds: the same sum as over `feature_keys(reading)`."""
-        z = self.bias + sum(map(self._structure.get, reading.keys, _ZEROS))
-        tokens = reading.tokens
+        structure_sums, word, first, pair, first_pair = self._lookups
+        _, keys, tokens = reading
+        structure = structure_sums.get(keys)
+        if structure is None:
+            structure = structure_sums[keys] = sum(map(self._structure.get, keys, _ZEROS))
+        z = self.bias + structure
         if tokens:
-            z += sum(map(self._words.get, tokens, _ZEROS))
-            z += self._first.get(tokens[0], 0.0)
+            z += sum(map(word, tokens, _ZEROS))
+            z += first(tokens[0], 0.0)
             if len(tokens) > 1:
-                z += sum(map(self._pairs.get, zip(tokens, tokens[1:PAIR_TOKENS]), _ZEROS))
-                z += self._first_pairs.get((tokens[0], tokens[1]), 0.0)
+                z += sum(map(pair, zip(tokens, tokens[1:PAIR_TOKENS]), _ZEROS))
+                z += first_pair((tokens[0], tokens[1]), 0.0)
         return z
 
     def calibrate(self, logit: float) -> float:
