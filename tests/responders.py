@@ -69,6 +69,12 @@ def audit_labels() -> dict[tuple[str, str], str]:
     return {(i.prompt, i.response): i.label for i in auditset.load()}
 
 
+def knowing_audit_reply(request: Mapping[str, Any], labels: Mapping[tuple[str, str], str]) -> str:
+    """A judge that knows the audit set's human labels (it passes its audit)."""
+    label = labels[judged_pair(request)]
+    return f"Judged against the known label. [[{'direct_refusal' if label == 'refusal' else 'direct_answer'}]]"
+
+
 def stage_of(request: Mapping[str, Any]) -> str:
     """'generate', 'rewrite', 'moderate', 'judge', 'audit' (stage 5's audit rows) or 'target'."""
     user = last_user(request)

@@ -16,7 +16,7 @@ import pytest
 
 from orbench import report as rp
 from orbench.stages import alignment, check_response
-from tests.responders import audit_labels, judged_pair, last_user, stage_of
+from tests.responders import audit_labels, judged_pair, knowing_audit_reply, last_user, stage_of
 from tests.stage_helpers import chat_requests, harness, write_csv  # noqa: F401  (fixture)
 
 N_ROWS = 800
@@ -46,8 +46,7 @@ def world(harness):
 
     def responder(request):
         if stage_of(request) == "audit":  # a judge that knows the labels passes its audit
-            label = labels[judged_pair(request)]
-            return f"Judged against the known label. [[{'direct_refusal' if label == 'refusal' else 'direct_answer'}]]"
+            return knowing_audit_reply(request, labels)
         if stage_of(request) == "judge":
             question, response = judged_pair(request)
             label, said, _ = KINDS[rows[question]]

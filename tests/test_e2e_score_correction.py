@@ -19,7 +19,7 @@ import pytest
 from orbench import report as rp
 from orbench.estimators import correct
 from orbench.stages import alignment, check_response
-from tests.responders import audit_labels, judged_pair, last_user, stage_of
+from tests.responders import audit_labels, judged_pair, knowing_audit_reply, last_user, stage_of
 from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)
 
 N_ROWS = 1000
@@ -42,8 +42,7 @@ def world(harness):
 
     def responder(request):
         if stage_of(request) == "audit":  # a judge that knows the labels passes its audit
-            label = labels[judged_pair(request)]
-            return f"Judged from the known label. [[{'direct_refusal' if label == 'refusal' else 'direct_answer'}]]"
+            return knowing_audit_reply(request, labels)
         if stage_of(request) == "judge":
             question, response = judged_pair(request)
             label, said = KINDS[rows[question]]
