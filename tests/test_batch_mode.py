@@ -345,16 +345,23 @@ def test_cancel_then_batch_again_collects_the_partial_results_and_resubmits_the_
     assert len(read_csv(clone / "alignment_checker" / OUT)) == len(PROMPTS)
 
 
+def _killed_before_the_batch_id_was_saved(clone, tmp_path, srv):
+    """A run killed while polling, its record then set back to a shard uploaded but with no
+    batch id (as if killed between creating the batch and writing its id down)."""
+    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 1, 1)
+    path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
+    record = json.loads(path.read_text())
+    record["shards"][0].update(batch_id=None, status="uploaded")
+    path.write_text(json.dumps(record))
+    srv.batches.polls_per_state = 1
+    return models
+
+
 def test_a_batch_created_but_not_recorded_is_found_again_not_created_twice(clone, tmp_path, held_server):
     """Killed between creating a batch and writing its id down: the re-run finds the batch by
     its upload and the shard's hash (batch metadata) instead of creating another."""
     srv = held_server
-    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 1, 1)
-    path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
-    record = json.loads(path.read_text())
-    record["shards"][0].update(batch_id=None, status="uploaded")  # as if killed before the id was saved
-    path.write_text(json.dumps(record))
-    srv.batches.polls_per_state = 1
+    models = _killed_before_the_batch_id_was_saved(clone, tmp_path, srv)
     again = _start(clone, models, "--batch")
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
@@ -367,12 +374,7 @@ def test_an_endpoint_without_a_batch_list_does_not_stall_the_run(clone, tmp_path
     """GET /v1/batches answers 404 or 405: the search for an unrecorded batch is skipped with a
     warning that says what that risks, and the run goes on (one new batch for the shard)."""
     srv = held_server
-    models = _stop_while_polling(clone, tmp_path, srv, signal.SIGKILL, 1, 1)
-    path = clone / "alignment_checker" / OUT.with_name("fake_merged_p.batch.json")
-    record = json.loads(path.read_text())
-    record["shards"][0].update(batch_id=None, status="uploaded")  # as if killed before the id was saved
-    path.write_text(json.dumps(record))
-    srv.batches.polls_per_state = 1
+    models = _killed_before_the_batch_id_was_saved(clone, tmp_path, srv)
     srv.batches.list_status = status
     again = _start(clone, models, "--batch")
     _, err = again.communicate(timeout=120)
