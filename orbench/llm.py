@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from .cache import ResponseCache, cache_key
 from .registry import Endpoint
 from .retry import EndpointError, RequestError, RetryPolicy, TransientError, classify
+
+if TYPE_CHECKING:
+    import openai  # imported where the client is made: `--help` should not pay for it
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 120.0
@@ -167,6 +168,8 @@ class LLMClient:
 
     def _replica_pool(self) -> list[_Replica]:
         if self._replicas is None:
+            import openai  # deliberately here, not at the top: about 0.5 s to import
+
             self._replicas = [
                 _Replica(
                     url=url,

@@ -16,9 +16,12 @@ from __future__ import annotations
 import os
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+
+if TYPE_CHECKING:
+    import openai  # imported in classify(), the only place that needs it at run time
 
 
 class TransientError(Exception):
@@ -103,6 +106,8 @@ def classify(err: BaseException, where: str) -> Exception:
     ``where`` names the model and endpoint for the message (never the key)."""
     if isinstance(err, (TransientError, RequestError, EndpointError)):
         return err
+    import openai  # here, not at the top: loaded already by whoever made the failing call
+
     if isinstance(err, openai.APITimeoutError):
         return TransientError(f"timed out waiting for {where}")
     if isinstance(err, openai.APIConnectionError):
