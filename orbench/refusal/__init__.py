@@ -27,14 +27,18 @@ gemini rule, which counted an empty or blocked response as a refusal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from orbench.lazy import lazy_exports
 from orbench.verdict import Verdict, VerdictKind
 
 from .content_filter import FILTER_FINISH_REASONS, is_filtered
 from .names import DEFAULT_RULES, FAMILIES, GENERIC, SCORED
 
 if TYPE_CHECKING:
+    from .features import has_text
+    from .generic import generic_refuses
+    from .scorer import Model, default_model, score_batch
     from .verdicts import classify, detect, detect_batch, family_for_model, run_settings, stage4_verdict
 
 __all__ = [
@@ -54,25 +58,11 @@ __all__ = [
 ]
 
 # The checkers are loaded on first use, not here: importing them compiles the detector's
-# patterns (about 0.1 s), which a command's --help and the light names above do not need.
-_LAZY = {
-    **{name: "verdicts" for name in ("classify", "detect", "detect_batch", "family_for_model", "run_settings",
-                                      "stage4_verdict")},
-    "has_text": "features", "generic_refuses": "generic", "Model": "scorer", "default_model": "scorer",
-    "score_batch": "scorer",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+# patterns (about 0.1 s), which a command's --help and the light names above do not need
+# (orbench/lazy.py).
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "verdicts": ("classify", "detect", "detect_batch", "family_for_model", "run_settings", "stage4_verdict"),
+    "features": ("has_text",),
+    "generic": ("generic_refuses",),
+    "scorer": ("Model", "default_model", "score_batch"),
+})
