@@ -12,6 +12,8 @@ from orbench.refusal.command import build_parser, main, run, run_leave_one_out  
 
 def __getattr__(name: str) -> Any:
     """The library's names (orbench.refusal.evaluate), imported on first use so that --help stays light."""
+    if name.startswith("__"):  # e.g. the import system asking for __path__: not the library's
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from orbench.refusal import evaluate
 
     try:
