@@ -13,6 +13,7 @@ ORBENCH_BACKOFF_BASE (seconds, default 1) scales the exponential backoff; tests 
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 from dataclasses import dataclass
@@ -51,13 +52,14 @@ class RetryPolicy:
     # one request may keep being rate-limited before it is recorded as failed.
     max_seconds: float = float(os.environ.get("ORBENCH_MAX_RETRY_SECONDS", "900"))
 
-    def stop(self, state: RetryCallState) -> bool:
+    def stop(self, state: RetryCallState, started: float | None = None) -> bool:
         exc = state.outcome.exception() if state.outcome else None
         hard = getattr(state, "orbench_hard_failures", 0)
         if not (isinstance(exc, TransientError) and exc.rate_limited):
             hard += 1
         state.orbench_hard_failures = hard  # type: ignore[attr-defined]
-        return hard >= self.attempts or state.seconds_since_start >= self.max_seconds
+        elapsed = state.seconds_since_start if started is None else state.outcome_timestamp - started
+        return hard >= self.attempts or elapsed >= self.max_seconds
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -69,11 +71,13 @@ class RetryPolicy:
         ceiling = min(self.backoff_max, self.backoff_base * (2 ** (state.attempt_number - 1)))
         return random.uniform(ceiling / 2, ceiling)
 
-    def retrying(self) -> AsyncRetrying:
+    def retrying(self, started: float | None = None) -> AsyncRetrying:
+        """Tenacity's loop. ``started`` (time.monotonic()) is when the request's first attempt
+        began, when that attempt ran before this loop (LLMClient.send): max_seconds counts from it."""
         return AsyncRetrying(
             retry=retry_if_exception(lambda e: isinstance(e, TransientError)),
             wait=self.wait,
-            stop=self.stop,
+            stop=self.stop if started is None else functools.partial(self.stop, started=started),
             reraise=True,
         )
 
