@@ -309,6 +309,8 @@ class LLMClient:
         for replica in self._replicas or []:
             await replica.client.close()
         self._replicas = None
+        if self.cache is not None:
+            self.cache.flush()  # the replies still queued for the disk are written when the requests end
 
 
 __all__ = ["LLMClient", "LLMResult", "CallFailed", "ChatRequest", "Prepared", "Unreadable", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]
