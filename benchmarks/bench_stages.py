@@ -2,7 +2,7 @@
 side with the two reference loops in benchmarks/loops.py.
 
     python benchmarks/bench_stages.py --stage 4 [--repeats 3] [--latency 0.2]
-    python benchmarks/bench_stages.py --stage 4 --whole [--repeats 5] [--also ../main]
+    python benchmarks/bench_stages.py --stage 4 --whole [--repeats 5] [--with_cache] [--also ../main]
 
 Every arm is a whole process: the stage script, and the bare AsyncOpenAI loop
 (benchmarks/loops.py), each spawned as a subprocess and timed from spawn to exit, imports and
@@ -13,8 +13,9 @@ repeat, so that load from other processes falls on all of them alike; figures ar
 over the repeats, and a ratio is the median of the ratios measured within the same repeat.
 
 --whole is issue 26's figure: stage 4 against the bare loop at concurrency 64 over 4,000 rows,
-without the sequential loop. --also DIR adds the same stage from another checkout (e.g. main
-in a second worktree) as one more arm of every repeat: a before/after in the same run.
+without the sequential loop. --with_cache adds the stage with a fresh response cache (what a
+user runs by default), --also DIR the same stage from another checkout (e.g. main in a second
+worktree): more arms of every repeat, for a before/after in the same run.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ STAGES = {
 
 
 def stage_argv(stage: str, inp: Path, out: Path, models_file: Path, concurrency: int, limit: int,
-               moderators: list[str] | None = None) -> list[str]:
-    common = ["--models_file", str(models_file), "--concurrency", str(concurrency), "--no_cache",
+               moderators: list[str] | None = None, cache: Path | None = None) -> list[str]:
+    """The stage's command; with ``cache``, a response cache there instead of --no_cache."""
+    caching = ["--cache_path", str(cache)] if cache else ["--no_cache"]
+    common = ["--models_file", str(models_file), "--concurrency", str(concurrency), *caching,
               "--limit", str(limit), "--output_path", str(out)]
     if stage == "4":
         return [PYTHON, "alignment_checker/gpt3_4_alignment_checker.py", "--model", TARGET, "--input_file", str(inp), *common]
@@ -64,11 +67,12 @@ def stage_argv(stage: str, inp: Path, out: Path, models_file: Path, concurrency:
 
 
 def run_stage(stage: str, srv, inp: Path, tmp: Path, models_file: Path, concurrency: int, limit: int,
-              moderators: list[str] | None = None, checkout: Path = ROOT) -> dict:
-    folder = Path(tempfile.mkdtemp(dir=tmp))  # a new output every time: nothing to resume
+              moderators: list[str] | None = None, checkout: Path = ROOT, cached: bool = False) -> dict:
+    folder = Path(tempfile.mkdtemp(dir=tmp))  # a new output (and cache) every time: nothing to resume
     out = folder / "bench_merged_input.csv"
     server_cpu = srv.cpu_s()
-    t = run_timed(stage_argv(stage, inp, out, models_file, concurrency, limit, moderators), cwd=checkout).ok()
+    cache = folder / "responses.sqlite3" if cached else None
+    t = run_timed(stage_argv(stage, inp, out, models_file, concurrency, limit, moderators, cache), cwd=checkout).ok()
     info = json.loads(out.with_name(out.stem + ".run.json").read_text())
     if info["rows_done"] != limit or info.get("rows_failed"):
         raise RuntimeError(f"stage {stage} did {info['rows_done']} rows with {info.get('rows_failed')} failed")
@@ -95,7 +99,7 @@ def rate(arm: dict, clock: str = "wall_s") -> float:
 
 def run(stage: str, *, repeats: int = 3, latency: float = 0.2, concurrencies=CONCURRENCIES,
         rows: int = ROWS, rows_at_1: int = ROWS_AT_1, sequential_rows: int = ROWS_AT_1, max_load: float | None = None,
-        also: Path | None = None, save_as: str | None = None, log=print) -> dict:
+        also: Path | None = None, with_cache: bool = False, save_as: str | None = None, log=print) -> dict:
     spec = STAGES[stage]
     mach = machine()
     log(f"stage {stage} throughput on {describe_machine(mach)}; fake server latency {latency * 1000:.0f} ms")
@@ -115,6 +119,9 @@ def run(stage: str, *, repeats: int = 3, latency: float = 0.2, concurrencies=CON
                 arms[f"stage_c{c}"] = run_stage(stage, srv, inp, tmp, mf, c, n)
                 line = (f"  [{rep + 1}/{repeats}] c={c:<3d} bare {rate(arms[f'bare_c{c}']):7.1f} rows/s, "
                         f"stage {rate(arms[f'stage_c{c}']):7.1f} rows/s")
+                if with_cache:  # the user's default: replies written to a (fresh) response cache
+                    arms[f"cache_c{c}"] = run_stage(stage, srv, inp, tmp, mf, c, n, cached=True)
+                    line += f", stage with a cache {rate(arms[f'cache_c{c}']):7.1f} rows/s"
                 if also is not None:
                     arms[f"also_c{c}"] = run_stage(stage, srv, inp, tmp, mf, c, n, checkout=also)
                     line += f", stage at {also.name} {rate(arms[f'also_c{c}']):7.1f} rows/s"
@@ -155,11 +162,12 @@ def summarize(repeat_runs: list[dict], concurrencies, stage: str) -> dict:
             "stage_outside_s": median([r[f"stage_c{c}"]["wall_s"] - r[f"stage_c{c}"]["inproc_s"] for r in repeat_runs]),
             "bare_outside_s": median([r[f"bare_c{c}"]["wall_s"] - r[f"bare_c{c}"]["inproc_s"] for r in repeat_runs]),
         }
-        if all(f"also_c{c}" in r for r in repeat_runs):
-            s["also_rows_per_s"] = med(f"also_c{c}")
-            s["also_vs_bare"] = med_ratio(f"also_c{c}", f"bare_c{c}")
-            s["also_cpu_ms_per_request"] = median([r[f"also_c{c}"]["cpu_s"] / r[f"also_c{c}"]["requests"] * 1000
-                                                   for r in repeat_runs])
+        for arm in ("cache", "also"):  # the optional arms of --whole
+            if all(f"{arm}_c{c}" in r for r in repeat_runs):
+                s[f"{arm}_rows_per_s"] = med(f"{arm}_c{c}")
+                s[f"{arm}_vs_bare"] = med_ratio(f"{arm}_c{c}", f"bare_c{c}")
+                s[f"{arm}_cpu_ms_per_request"] = median([r[f"{arm}_c{c}"]["cpu_s"] / r[f"{arm}_c{c}"]["requests"] * 1000
+                                                         for r in repeat_runs])
         if stage == "3":
             s["single_rows_per_s"] = med(f"single_c{c}")
             s["ensemble_vs_single"] = med_ratio(f"stage_c{c}", f"single_c{c}")
@@ -194,22 +202,23 @@ def markdown_whole(result: dict, target: float = WHOLE_TARGET) -> str:
     """--whole: each arm as a whole process (start-up included), and what it costs per request."""
     lines = ["| arm | rows/s, whole process | ÷ bare, same repeat | rows/s, in-process | CPU ms per request "
              "| start-up + wind-down s |", "|---|---:|---:|---:|---:|---:|"]
+    runs = result["runs"]
+    names = {"bare": "bare AsyncOpenAI loop", "stage": f"stage {result['section'][5]} (--no_cache)",
+             "cache": f"stage {result['section'][5]} with a fresh cache",
+             "also": f"stage {result['section'][5]} at {Path(result.get('also') or '.').name} (--no_cache)"}
     for key, c in ((k, int(k[1:])) for k in result["summary"] if k.startswith("c") and k[1:].isdigit()):
         r = result["summary"][key]
-        runs = result["runs"]
-        outside = {arm: median([x[f"{arm}_c{c}"]["wall_s"] - x[f"{arm}_c{c}"]["inproc_s"] for x in runs])
-                   for arm in ("bare", "stage", "also") if f"{arm}_c{c}" in runs[0]}
-        met = "met" if r["stage_vs_bare"] >= target else "**missed**"
-        lines.append(f"| bare AsyncOpenAI loop, c={c} | {r['bare_rows_per_s']:.1f} | 1 | {r['bare_rows_per_s_inproc']:.1f} "
-                     f"| {r['bare_cpu_ms_per_request']:.2f} | {outside['bare']:.2f} |")
-        lines.append(f"| stage {result['section'][-1]}, c={c} | {r['stage_rows_per_s']:.1f} | **{r['stage_vs_bare']:.2f}** "
-                     f"({met}, target >= {target}) | {r['stage_rows_per_s_inproc']:.1f} "
-                     f"| {r['stage_cpu_ms_per_request']:.2f} | {outside['stage']:.2f} |")
-        if "also_rows_per_s" in r:
-            also_inproc = median([x[f"also_c{c}"]["rows"] / x[f"also_c{c}"]["inproc_s"] for x in runs])
-            lines.append(f"| stage at {Path(result['also']).name}, c={c} | {r['also_rows_per_s']:.1f} "
-                         f"| {r['also_vs_bare']:.2f} | {also_inproc:.1f} | {r['also_cpu_ms_per_request']:.2f} "
-                         f"| {outside['also']:.2f} |")
+        for arm, name in names.items():
+            if f"{arm}_c{c}" not in runs[0]:
+                continue
+            one = [x[f"{arm}_c{c}"] for x in runs]
+            ratio = "1" if arm == "bare" else f"{r[f'{arm}_vs_bare']:.2f}"
+            if arm == "stage":
+                ratio = f"**{ratio}** ({'met' if r['stage_vs_bare'] >= target else '**missed**'}, target >= {target})"
+            lines.append(f"| {name}, c={c} | {r[f'{arm}_rows_per_s']:.1f} | {ratio} "
+                         f"| {median([a['rows'] / a['inproc_s'] for a in one]):.1f} "
+                         f"| {median([a['cpu_s'] / a['requests'] * 1000 for a in one]):.2f} "
+                         f"| {median([a['wall_s'] - a['inproc_s'] for a in one]):.2f} |")
     return "\n".join(lines)
 
 
@@ -224,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max_load", type=float, default=None, help="before each repeat, wait until the 1-min load average is below this")
     p.add_argument("--whole", action="store_true",
                    help=f"issue 26's figure: concurrency 64, {WHOLE_ROWS} rows, no sequential loop (overrides those options)")
+    p.add_argument("--with_cache", action="store_true",
+                   help="also run the stage with a fresh response cache (the user's default) in every repeat")
     p.add_argument("--also", type=Path, default=None, metavar="DIR",
                    help="also run the stage script of this checkout in every repeat (a before/after)")
     args = p.parse_args(argv)
@@ -231,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = WHOLE_ROWS if args.whole else args.rows
     result = run(args.stage, repeats=args.repeats, latency=args.latency, concurrencies=concurrencies, rows=rows,
                  rows_at_1=args.rows_at_1, sequential_rows=0 if args.whole else args.rows_at_1,
-                 max_load=args.max_load, also=args.also.resolve() if args.also else None,
+                 max_load=args.max_load, also=args.also.resolve() if args.also else None, with_cache=args.with_cache,
                  save_as=f"stage{args.stage}_whole" if args.whole else None)
     print(markdown_whole(result) if args.whole else markdown(result))
     return 0
