@@ -1,4 +1,5 @@
-"""Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop.
+"""Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop, from
+the first transient failure on (LLMClient.send makes a request's first attempt itself).
 
 - 429 (rate limit): wait what ``Retry-After`` asks (or back off), then retry; a 429 does not
   use up one of the attempts, but a request stops being retried after ORBENCH_MAX_RETRY_SECONDS
