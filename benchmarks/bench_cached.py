@@ -47,14 +47,13 @@ def fill_cache(cache_path: Path, models_file: Path, rows: list[dict[str, str]]) 
     client = LLMClient(resolve(TARGET, models_file))
     cache = ResponseCache(cache_path)
     settings = {"temperature": 0.0, "max_tokens": 1000}  # stage 4's defaults
-    conn = cache._conn()
-    conn.execute("BEGIN")
+    items = []
     for row in rows:
         key = client.key_for([{"role": "user", "content": row["prompt"]}], settings, 0)
         reply = LLMResult(text=row["response"], finish_reason="stop", prompt_tokens=len(row["prompt"].split()),
                           completion_tokens=len(row["response"].split()), model="fake-model")
-        cache.put(key, reply.to_cache())
-    conn.execute("COMMIT")
+        items.append((key, reply.to_cache()))
+    cache.put_many(items)
     cache.close()
     return time.perf_counter() - start
 

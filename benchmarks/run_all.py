@@ -6,12 +6,14 @@
 
 Sections:
   stage4    stage 4 at concurrency 1, 16, 64 vs the sequential loop and bare AsyncOpenAI
+  stage4_whole  stage 4 as a whole process, 4,000 rows at 64, vs the bare loop's process (issue 26)
   stage3    the same for stage 3 with a 3-moderator ensemble (and with one moderator)
   stage5    the same for stage 5
   cached    stage 4 over 80,000 rows from a warm cache; re-run of a complete output
   refusal   refusal detection (`scored`, `generic`, the family rules) over 80,000 responses (benchmarks/bench_refusal.py)
   local     the embedded model: tokens/s through stage 4 vs straight to llama.cpp
   pipeline  wall time of ./run_pipeline.sh (the README's main command)
+  help      --help of every command (benchmarks/bench_help.py)
 
 Results go to benchmarks/results/{section}.json (git-ignored), with the machine they ran on.
 Run from the repository root with the project's Python (e.g. /work/venv/bin/python).
@@ -27,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_cached, bench_local, bench_stages  # noqa: E402
+from benchmarks import bench_cached, bench_help, bench_local, bench_stages  # noqa: E402
 from benchmarks.common import PYTHON, RESULTS_DIR, describe_machine, machine, run_timed, save_results, wait_for_quiet  # noqa: E402
 
-SECTIONS = ("stage4", "stage3", "stage5", "cached", "refusal", "local", "pipeline")
+SECTIONS = ("stage4", "stage4_whole", "stage3", "stage5", "cached", "refusal", "local", "pipeline", "help")
 REFUSAL_TARGET_S = 1.0  # generic
 SCORED_TARGET_S = 2.0  # scored, stage 4's default
 
@@ -70,6 +72,11 @@ def report(section: str) -> str:
     r = json.loads(path.read_text())
     head = (f"## {section}\nmachine: {describe_machine(r['machine'])}; {r['machine']['date']}; "
             f"code {r['machine'].get('commit', '?')}\n")
+    if section == "stage4_whole":
+        return head + bench_stages.markdown_whole(r) + f"\nmedian of {r['repeats']} runs, median load average " \
+                      f"{r.get('median_load1', float('nan')):.1f}\n"
+    if section == "help":
+        return head + bench_help.markdown(r) + "\n"
     if section.startswith("stage"):
         concurrencies = [int(k[1:]) for k in r["summary"] if k.startswith("c") and k[1:].isdigit()]
         r["summary"] = bench_stages.summarize(r["runs"], concurrencies, section[-1])  # figures added since the run
@@ -117,7 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         for section in sections:
             print(f"\n### running {section}", flush=True)
-            if section.startswith("stage"):
+            if section == "stage4_whole":
+                bench_stages.run("4", repeats=args.repeats, max_load=args.max_load, concurrencies=(64,),
+                                 rows=bench_stages.WHOLE_ROWS, sequential_rows=0, save_as="stage4_whole")
+            elif section == "help":
+                bench_help.run(repeats=max(args.repeats, 5), max_load=args.max_load)
+            elif section.startswith("stage"):
                 bench_stages.run(section[-1], repeats=args.repeats, max_load=args.max_load)
             elif section == "cached":
                 bench_cached.run(repeats=args.repeats, max_load=args.max_load)

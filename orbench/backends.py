@@ -59,4 +59,6 @@ async def answer_all(backend: Backend, clients: Sequence[LLMClient],
         except CallFailed as err:
             return err
 
+    if len(requests) == 1:  # one model, one request: no task to make (a gather wraps each in one)
+        return [await one(requests[0])]
     return list(await asyncio.gather(*(one(r) for r in requests)))

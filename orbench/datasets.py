@@ -23,9 +23,7 @@ import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .cli import make_parser, positive_int, run_cli
 from .constants import COL_ANSWER_CATEGORY, COL_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, COL_PROMPT, REFUSAL_CLASSES
@@ -34,6 +32,9 @@ from .resume import write_atomic
 from .runinfo import write_runinfo
 from .table_io import read_table
 from .verdict import refused_in
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported in _moderated(): --help should not pay for pandas
 
 SAFE_NAME = "or-bench-80k.csv"
 TOXIC_NAME = "or-bench-toxic.csv"
@@ -72,6 +73,8 @@ def dedupe(rows: Iterable[dict[str, str]]) -> tuple[list[dict[str, str]], int, i
 
 
 def _moderated(paths: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
     frames = [read_table(p, [COL_PROMPT, COL_IS_TOXIC]) for p in paths]
     df = pd.concat(frames, ignore_index=True)
     if COL_CATEGORY not in df.columns:

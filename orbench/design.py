@@ -20,12 +20,14 @@ uniform sample: the estimator (orbench.stratified) weighs them by 1/pi.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Sequence
 
 from orbench.sampling import draw, rank
-from orbench.stratified import STRATA_EDGES, stratum_mid, stratum_of
+
+if TYPE_CHECKING:
+    import numpy as np
+# numpy and orbench.stratified (numpy) are imported in the functions that compute: stage 5's
+# --help reads DESIGNS and DEFAULT_FLOOR from here and should not pay for numpy.
 
 UNIFORM = "uniform"
 SCORE = "score"
@@ -40,6 +42,10 @@ def unit(seed: int, identity: str) -> float:
 
 def doubt(scores) -> np.ndarray:
     """2 sqrt(m (1 - m)) at the middle m of each score's stratum: 1 at 0.5, small at 0 and 1."""
+    import numpy as np
+
+    from orbench.stratified import stratum_mid, stratum_of
+
     mid = stratum_mid(stratum_of(scores))
     return 2.0 * np.sqrt(mid * (1.0 - mid))
 
@@ -50,6 +56,8 @@ def score_probabilities(scores, size: float, floor: float = DEFAULT_FLOOR) -> np
     Exact: the rows of largest weight are taken with certainty one by one until c times the
     largest weight left is at most 1.
     """
+    import numpy as np
+
     w = floor + doubt(np.atleast_2d(np.asarray(scores, dtype=float)))
     runs, rows = w.shape
     if size >= rows:
@@ -105,6 +113,10 @@ def draw_design(identities: Sequence[str], scores: Sequence[float] | None, size:
         raise ValueError(f"unknown design {name!r}")
     if scores is None or len(scores) != n_rows:
         raise ValueError("the score design needs one score per candidate row")
+    import numpy as np
+
+    from orbench.stratified import STRATA_EDGES
+
     pis = score_probabilities(np.asarray(scores, dtype=float), size, floor)[0] if n_rows else np.zeros(0)
     chosen = [i for i in range(n_rows) if unit(seed, identities[i]) < pis[i]]
     design = Design(SCORE, size, seed, n_rows, floor=floor, expected_rows=round(float(pis.sum()), 3),

@@ -4,9 +4,7 @@ texts, take the --limit sample, and turn rows into jobs keyed by their content."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .constants import COL_CATEGORY
 from .errors import UserError, warn
@@ -14,6 +12,9 @@ from .jobs import Job
 from .resume import content_hash, keys_with_occurrence
 from .sampling import stratified
 from .table_io import SOURCE_ATTR, read_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # A prompt longer than this is not sent: it is recorded in the failed file with the reason.
 # 100,000 characters is about 25,000 tokens, past the context of most models we target;

@@ -18,8 +18,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
-from tqdm import tqdm
-
 from .errors import FatalEndpointError
 from .llm import CallFailed, LLMClient
 from .resume import StageOutput
@@ -61,6 +59,8 @@ class _Progress:
     most twice a second). disable=None: a bar on a terminal; none in logs and pipes."""
 
     def __init__(self, total: int, initial: int, desc: str, clients: Sequence[LLMClient], counts: RunCounts) -> None:
+        from tqdm import tqdm  # here, not at the top: tqdm reads its package metadata on import (--help)
+
         self.bar = tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True, mininterval=0.5,
                         disable=None)
         self.clients, self.counts = clients, counts

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from orbench.constants import (
     COL_ANSWER_CATEGORY, COL_CATEGORY, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE,
@@ -29,12 +29,15 @@ from orbench.constants import (
 )
 from orbench.design import DEFAULT_FLOOR, SCORE, draw_design
 from orbench.errors import UserError
-from orbench.estimate import Estimate, estimate
-from orbench.planning import extension_size, pilot_size
 from orbench.resume import content_hash
 from orbench.jobs import Job
 from orbench.sampling import is_scored
 from orbench.verdict import refused_in
+
+if TYPE_CHECKING:
+    from orbench.estimate import Estimate
+# orbench.estimate and orbench.planning (numpy) are imported where a sample is sized or
+# estimated: stage 5's --help imports this module and should not pay for numpy.
 
 KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)  # stage 5's row identity (its KEY_COLUMNS)
 
@@ -94,6 +97,8 @@ class Sampler:
 
     def estimate(self, rows: Sequence[dict[str, str]], plan: SamplePlan, target_pts: float) -> Estimate:
         """The corrected rate from the output rows that belong to `plan` and have a verdict."""
+        from orbench.estimate import estimate
+
         keyword = [bool(refused_in(j.row.get(COL_IS_REJECTED, ""))) for j in self.cands]
         judged = [r for r in members(rows, plan) if str(r.get(COL_ANSWER_CATEGORY, "")) in REFUSAL_CLASSES | {DIRECT_ANSWER}]
         pi = pi_by_content(plan)
@@ -150,6 +155,8 @@ def in_rounds(sampler: Sampler, maximum: int, target_pts: float,
     output, and returns (the output's rows, whether every row was done). Returns the final
     plan and the `rounds` record for .run.json.
     """
+    from orbench.planning import extension_size, pilot_size
+
     target = target_pts / 100.0
     first = sampler.plan(pilot_size(maximum))
     rows, done = run_round(first, sampler.plan(maximum), False)

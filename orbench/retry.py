@@ -1,4 +1,5 @@
-"""Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop.
+"""Which failures are worth retrying, and how long to wait. Tenacity owns the retry loop, from
+the first transient failure on (LLMClient.send makes a request's first attempt itself).
 
 - 429 (rate limit): wait what ``Retry-After`` asks (or back off), then retry; a 429 does not
   use up one of the attempts, but a request stops being retried after ORBENCH_MAX_RETRY_SECONDS
@@ -13,12 +14,16 @@ ORBENCH_BACKOFF_BASE (seconds, default 1) scales the exponential backoff; tests 
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+
+if TYPE_CHECKING:
+    import openai  # imported in classify(), the only place that needs it at run time
 
 
 class TransientError(Exception):
@@ -48,13 +53,14 @@ class RetryPolicy:
     # one request may keep being rate-limited before it is recorded as failed.
     max_seconds: float = float(os.environ.get("ORBENCH_MAX_RETRY_SECONDS", "900"))
 
-    def stop(self, state: RetryCallState) -> bool:
+    def stop(self, state: RetryCallState, started: float | None = None) -> bool:
         exc = state.outcome.exception() if state.outcome else None
         hard = getattr(state, "orbench_hard_failures", 0)
         if not (isinstance(exc, TransientError) and exc.rate_limited):
             hard += 1
         state.orbench_hard_failures = hard  # type: ignore[attr-defined]
-        return hard >= self.attempts or state.seconds_since_start >= self.max_seconds
+        elapsed = state.seconds_since_start if started is None else state.outcome_timestamp - started
+        return hard >= self.attempts or elapsed >= self.max_seconds
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -66,11 +72,13 @@ class RetryPolicy:
         ceiling = min(self.backoff_max, self.backoff_base * (2 ** (state.attempt_number - 1)))
         return random.uniform(ceiling / 2, ceiling)
 
-    def retrying(self) -> AsyncRetrying:
+    def retrying(self, started: float | None = None) -> AsyncRetrying:
+        """Tenacity's loop. ``started`` (time.monotonic()) is when the request's first attempt
+        began, when that attempt ran before this loop (LLMClient.send): max_seconds counts from it."""
         return AsyncRetrying(
             retry=retry_if_exception(lambda e: isinstance(e, TransientError)),
             wait=self.wait,
-            stop=self.stop,
+            stop=self.stop if started is None else functools.partial(self.stop, started=started),
             reraise=True,
         )
 
@@ -103,6 +111,8 @@ def classify(err: BaseException, where: str) -> Exception:
     ``where`` names the model and endpoint for the message (never the key)."""
     if isinstance(err, (TransientError, RequestError, EndpointError)):
         return err
+    import openai  # here, not at the top: loaded already by whoever made the failing call
+
     if isinstance(err, openai.APITimeoutError):
         return TransientError(f"timed out waiting for {where}")
     if isinstance(err, openai.APIConnectionError):

@@ -12,8 +12,6 @@ import sys
 import time
 from typing import Any
 
-from tqdm import tqdm
-
 from .backends import Backend, Online
 from .errors import FatalEndpointError
 from .llm import CallFailed, ChatRequest
@@ -67,6 +65,8 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
 
 
 def _drive(spec: GeneratorSpec, backend: Backend, out: RowFile) -> None:
+    from tqdm import tqdm  # here, not at the top: a light --help
+
     client = spec.ctx.clients[0]  # type: ignore[union-attr]
     bar = tqdm(total=getattr(spec, "target", None), initial=spec.progress(), desc=spec.progress_label(),
                unit=spec.unit, dynamic_ncols=True, disable=None)

@@ -13,12 +13,13 @@ import csv
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import hub, published
 from .errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is read: a stage's --help should not pay for it
 
 # DataFrame.attrs key under which read_table leaves which published copy it read: the bundled
 # file or the Hub file, with its SHA-256 (None for any other local file).
@@ -67,6 +68,8 @@ def read_table(path: str | os.PathLike, required: Iterable[str] = (), *, aliases
 
 
 def _read_any(p: Path, label: str) -> pd.DataFrame:
+    import pandas as pd
+
     suffix = p.suffix.lower()
     if suffix in (".parquet", ".pq"):
         try:
@@ -146,6 +149,8 @@ def _cell(value: Any) -> str:
 
 
 def _records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     columns = list(dict.fromkeys(k for r in records for k in r))  # first-seen order
     return pd.DataFrame([[_cell(r.get(c)) for c in columns] for r in records], columns=columns, dtype=object)
 

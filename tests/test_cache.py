@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -100,9 +102,47 @@ def test_hit_and_miss(fake_server, cache):
 
 def test_cache_survives_reopening(fake_server, tmp_path):
     path = tmp_path / "c.sqlite3"
-    ask(client(fake_server.base_url, ResponseCache(path)))
+    first = ResponseCache(path)
+    ask(client(fake_server.base_url, first))
+    first.close()
     hit = ask(client(fake_server.base_url, ResponseCache(path)))
     assert hit.cached and n_chat(fake_server) == 1
+
+
+def test_a_reply_is_on_disk_when_the_client_closes(fake_server, tmp_path):
+    # The writer thread commits puts in the background; a client's aclose() (the end of a
+    # stage's requests) waits for them, so another reader of the file sees the reply.
+    path = tmp_path / "c.sqlite3"
+    ask(client(fake_server.base_url, ResponseCache(path)))  # ask() ends with aclose(), not close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+
+
+def test_a_queued_reply_is_read_back_at_once(cache):
+    cache.put("k", {"text": "queued"})
+    assert cache.get("k") == {"text": "queued"}  # before, or after, the writer committed it
+    cache.flush()
+    assert cache.get("k") == {"text": "queued"} and len(cache) == 1
+
+
+def test_replies_put_are_written_at_interpreter_exit(tmp_path):
+    # A process that never closes its cache still leaves every reply on disk (atexit).
+    path = tmp_path / "exit.sqlite3"
+    code = ("import sys; from orbench.cache import ResponseCache; c = ResponseCache(sys.argv[1]); "
+            "[c.put(f'k{i}', {'text': str(i)}) for i in range(300)]")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 300
+
+
+def test_a_failed_write_is_raised_not_lost(cache, monkeypatch):
+    def broken(items):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(cache, "_commit", broken)
+    cache.put("k", {"text": "x"})
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        cache.flush()
 
 
 def test_api_key_is_not_in_the_key(fake_server, cache):

@@ -10,7 +10,7 @@ import pytest
 from orbench.llm import CallFailed, LLMClient
 from orbench.registry import Endpoint
 from orbench.retry import RetryPolicy
-from orbench.testing.fake_openai import Reply, Status
+from orbench.testing.fake_openai import Hang, Reply, Status
 
 
 def _client(server, policy: RetryPolicy) -> LLMClient:
@@ -46,3 +46,15 @@ def test_time_budget_bounds_endless_rate_limits(fake_server):
     with pytest.raises(CallFailed, match="HTTP 429"):
         asyncio.run(_ask(_client(fake_server, RetryPolicy(attempts=3, backoff_base=0, max_seconds=0.3))))
     assert 1 < len(fake_server.requests) < 200
+
+
+def test_time_budget_counts_the_first_attempt(fake_server):
+    # The first attempt runs before tenacity's loop (LLMClient.send): its time still counts.
+    fake_server.enqueue(Hang(), Reply("too late"))
+    endpoint = Endpoint(name="fake", model="fake-model", base_urls=(fake_server.base_url,), family="generic",
+                        api_key_env="", api_key="k")
+    client = LLMClient(endpoint, concurrency=1, timeout=0.5, cache=None,
+                       policy=RetryPolicy(attempts=3, backoff_base=0, max_seconds=0.4))
+    with pytest.raises(CallFailed, match="timed out"):
+        asyncio.run(_ask(client))
+    assert len(fake_server.requests) == 1

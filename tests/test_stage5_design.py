@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from orbench import judged_sample
+from orbench import planning
 from orbench.cli import EXIT_ROWS_FAILED
 from orbench.design import score_probabilities
 from orbench.stages.check_response import main
@@ -196,15 +196,15 @@ def test_a_run_killed_between_rounds_resumes_without_paying_twice(harness, monke
     srv = harness.serve(judge_by_text)
     stage4(harness.work / "m_merged_x.csv", 1000, scores=(0.5,), refusal_every=2)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
-    real = judged_sample.extension_size
+    real = planning.extension_size
 
     def interrupted(*a, **k):  # Ctrl-C right after the pilot was judged and written
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(judged_sample, "extension_size", interrupted)
+    monkeypatch.setattr(planning, "extension_size", interrupted)
     assert harness.run(main, *rounds_args(7)) == 130
     assert runinfo(out)["complete"] is False and len(read_csv(out)) == 100
-    monkeypatch.setattr(judged_sample, "extension_size", real)
+    monkeypatch.setattr(planning, "extension_size", real)
     assert harness.run(main, *rounds_args(7)) == 0
     final = runinfo(out)["rounds"][-1]["sample_size"]
     asked = [judged_pair(r.body)[0] for r in chat_requests(srv, "judge")]

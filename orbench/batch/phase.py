@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from tqdm import tqdm
-
 from ..backends import Backend, Offline, Online
 from ..cache import ResponseCache
 from ..errors import UserError
@@ -212,6 +210,8 @@ class Submission:
         live = [s for s in self.sc.shards if s.pending]
         if not live:
             return
+        from tqdm import tqdm  # here, not at the top: a light --help
+
         bar = tqdm(total=sum(s.requests for s in live), desc="batch", unit="req", dynamic_ncols=True, disable=None)
         dropped = 0
         try:

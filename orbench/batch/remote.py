@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-import openai
-
 from ..errors import FatalEndpointError, UserError, warn
 from ..llm import LLMClient
 from ..retry import EndpointError, RetryPolicy, TransientError, classify
@@ -39,10 +37,14 @@ class BatchRemote:
         self.where = client.where
         self.warned_no_listing = False
         self.policy = RetryPolicy()
+        import openai  # here, not at the top: the runner imports this module for every stage's --help
+
         self.api = openai.OpenAI(base_url=endpoint.base_urls[0], api_key=endpoint.api_key or "no-key-needed",
                                  max_retries=0, timeout=client.timeout)
 
     def _call(self, what: str, fn: Callable[[], T], attempts: int | None = None) -> T:
+        import openai  # loaded by __init__ already; bound here for the except clause
+
         tries = attempts or self.policy.attempts
         for attempt in range(1, tries + 1):
             try:

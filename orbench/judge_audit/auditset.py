@@ -13,8 +13,6 @@ import io
 from dataclasses import dataclass
 from functools import lru_cache
 
-import pandas as pd
-
 from orbench.errors import UserError
 
 REFUSAL = "refusal"
@@ -51,6 +49,8 @@ def digest() -> str:
 
 @lru_cache(maxsize=1)
 def load() -> tuple[AuditItem, ...]:
+    import pandas as pd  # here, not at the top: stage 5's --help imports this module
+
     frame = pd.read_csv(io.BytesIO(_raw()), dtype=str, keep_default_na=False)
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing or not set(frame["label"]) <= set(LABELS):

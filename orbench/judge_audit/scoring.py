@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from orbench.judge_audit.intervals import difference_bounds_cc, wilson_bounds_cc
+# orbench.judge_audit.intervals (numpy) is imported where an interval is computed: stage 5's
+# --help imports this module for its thresholds and statuses.
 
 # The thresholds, defined once (README "Judging the judge", REFUSAL_CHECKING.md). On a balanced
 # audit they are nearly the same rule (kappa = 2 x agreement - 1): kappa 0.6 is 80% agreement.
@@ -83,6 +84,8 @@ def _pct(value: float, low: float, high: float) -> dict[str, float | None]:
 def _ratio(k: int, n: int) -> dict[str, float | None]:
     if n == 0:
         return _pct(math.nan, math.nan, math.nan)
+    from orbench.judge_audit.intervals import wilson_bounds_cc
+
     low, high = wilson_bounds_cc(k, n)
     return _pct(k / n, float(low), float(high))
 
@@ -91,6 +94,8 @@ def _kappa(c: AuditCounts) -> dict[str, float | None]:
     n1, n0 = c.tp + c.fn, c.fp + c.tn
     if n1 == 0 or n0 == 0:
         return {"value": None, "low": None, "high": None}
+    from orbench.judge_audit.intervals import difference_bounds_cc
+
     d, low, high = difference_bounds_cc(c.tp, n1, c.fp, n0)
     return {k: round(float(v), 4) for k, v in (("value", d), ("low", low), ("high", high))}
 

@@ -27,7 +27,6 @@ from orbench.constants import COL_ANSWER_CATEGORY
 from orbench.errors import run_command
 
 from . import DEFAULT_RULES, FAMILIES
-from .evaluate import check_columns, checker_names, evaluate, make_checker
 from .evaluation import format_comparison, format_report, write_disagreements, write_json
 from .labelled import (
     DEFAULT_AMBIGUOUS_LABELS,
@@ -153,6 +152,9 @@ def run(argv: Sequence[str] | None = None, out=None) -> int:
     """The command: parse, read, score, print. Raises EvaluationError on user mistakes."""
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    # Here, not at the top: it loads the checkers, which --help does not need (refusal/__init__.py).
+    from .evaluate import check_columns, checker_names, evaluate, make_checker
+
     if args.explain is not None:
         return run_explain(args, out)
     if args.leave_one_out:

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from orbench.constants import COL_RESPONSE
 from orbench.errors import UserError
 from orbench.table_io import read_table
+
+if TYPE_CHECKING:
+    import pandas as pd  # only an annotation here; read_table imports it when a file is read
 
 DEFAULT_RESPONSE_COLUMNS = ("completion", COL_RESPONSE)  # the first one present is used
 DEFAULT_LABEL_COLUMN = "final_label"

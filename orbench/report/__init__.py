@@ -70,7 +70,9 @@ and misses and the keyword-vs-judge disagreements, at most --examples_per_set ro
 random sample, --examples_seed), with filters and a search box (examples.py).
 """
 
-from orbench.report.build import Report, build_report, load_results
+from typing import TYPE_CHECKING
+
+from orbench.lazy import lazy_exports
 from orbench.report.cli import main
 from orbench.report.common import (
     ANSWERED,
@@ -86,15 +88,33 @@ from orbench.report.common import (
     ReportError,
     ResultFile,
 )
-from orbench.report.figures import TradeoffFigure, plot_model_categories, plot_tradeoff
-from orbench.report.files import infer_dataset, parse_result_name, scan_inputs
-from orbench.report.labels import place_labels
-from orbench.report.markdown import category_markdown, summary_markdown
-from orbench.report.page import report_html
-from orbench.report.paper import load_paper_results, paper_points
-from orbench.report.rates import category_table, rate_table, summarize
-from orbench.report.rows import read_results, select_verdicts
-from orbench.report.write import write_report
+
+# The rest load on first use (pandas, numpy, matplotlib, jinja2): `python -m orbench.report
+# --help` imports this package and should answer at once (orbench/lazy.py).
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "build": ("Report", "build_report", "load_results"),
+    "figures": ("TradeoffFigure", "plot_model_categories", "plot_tradeoff"),
+    "files": ("infer_dataset", "parse_result_name", "scan_inputs"),
+    "labels": ("place_labels",),
+    "markdown": ("category_markdown", "summary_markdown"),
+    "page": ("report_html",),
+    "paper": ("load_paper_results", "paper_points"),
+    "rates": ("category_table", "rate_table", "summarize"),
+    "rows": ("read_results", "select_verdicts"),
+    "write": ("write_report",),
+})
+
+if TYPE_CHECKING:
+    from orbench.report.build import Report, build_report, load_results
+    from orbench.report.figures import TradeoffFigure, plot_model_categories, plot_tradeoff
+    from orbench.report.files import infer_dataset, parse_result_name, scan_inputs
+    from orbench.report.labels import place_labels
+    from orbench.report.markdown import category_markdown, summary_markdown
+    from orbench.report.page import report_html
+    from orbench.report.paper import load_paper_results, paper_points
+    from orbench.report.rates import category_table, rate_table, summarize
+    from orbench.report.rows import read_results, select_verdicts
+    from orbench.report.write import write_report
 
 __all__ = [
     "ANSWERED", "CI_RULE", "DATASETS", "DATASET_TITLES", "FAILED", "KEYWORD", "OUTCOMES",
@@ -105,3 +125,4 @@ __all__ = [
     "report_html", "scan_inputs", "select_verdicts", "summarize", "summary_markdown",
     "write_report",
 ]
+

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import Sequence
 
-from orbench.report.build import build_report
-from orbench.report.correction import planning_lines
 from orbench.report.common import DATASETS, ReportError
-from orbench.report.write import write_report
+
+# build, correction and write (pandas, numpy, matplotlib) are imported in main(), after the
+# arguments are read: --help and a usage error answer at once.
 
 
 
@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from orbench.report.build import build_report
+    from orbench.report.correction import planning_lines
+    from orbench.report.write import write_report
+
     try:
         overrides: dict[str, str] = {}
         for item in args.dataset:

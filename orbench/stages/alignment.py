@@ -13,7 +13,7 @@ from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, key_function
 from ..jobs import Job, Outcome
 from ..naming import safe_name, sibling
-from ..refusal import DEFAULT_RULES, FAMILIES, run_settings, stage4_verdict
+from ..refusal import DEFAULT_RULES, FAMILIES  # the checkers themselves load on first use (refusal/__init__.py)
 from ..resume import write_atomic
 from ..runinfo import endpoint_info
 from ..runner import run_stage
@@ -80,6 +80,8 @@ class Alignment(StageSpec):
                           key_function(KEY_COLUMNS))
 
     def record(self) -> dict[str, Any]:
+        from ..refusal import run_settings
+
         return {"model": self.name, **endpoint_info(self.ctx.clients[0]), "rules": self.family,
                 **run_settings(self.family), "system_prompt": self.args.system_prompt,
                 **self.io_record(self.args.input_file)}
@@ -95,6 +97,8 @@ class Alignment(StageSpec):
         failed = first_failure(replies)
         if failed:
             return failed
+        from ..refusal import stage4_verdict  # loaded once, by the first row (not by --help)
+
         res = replies[0]
         verdict = stage4_verdict(res.text, self.family, res.finish_reason)
         row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict.to_csv(), COL_REFUSAL_SCORE: verdict.score_csv(),
