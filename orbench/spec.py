@@ -211,6 +211,14 @@ class GeneratorSpec(StageSpec):
     def next_round(self) -> list[ChatRequest]:
         raise NotImplementedError
 
+    def preview(self) -> list[ChatRequest]:
+        """The next round's requests, without starting it (the plan printed before any call)."""
+        return []
+
+    def plan_note(self) -> str:
+        """What the plan should add about later rounds."""
+        return ""
+
     def arrived(self, index: int, reply: Reply) -> list[dict[str, str]]:
         raise NotImplementedError
 
