@@ -86,7 +86,9 @@ def format_plan(lines: Sequence[PlanLine], title: str = "plan") -> str:
     body.append(("total", "", "", _n(sum(ln.requests for ln in lines)), "",
                  _n(sum(ln.tokens_out for ln in lines)), _n(sum(ln.tokens_in for ln in lines))))
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    out = [f"{title} (upper bounds; replies already in the response cache are not sent again):"]
+    out = [f"{title}: at most these requests (replies already in the response cache are not sent again); "
+           f"tokens out <= requests x max_tokens; tokens in from the texts' bytes, a reply not written yet "
+           f"counted at {MAX_BYTES_PER_TOKEN} bytes a token:"]
     for row in [head, *body]:
         cells = [c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         out.append("  " + "  ".join(cells).rstrip())
