@@ -73,8 +73,8 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def make_parser(prog: str, doc: str | None) -> Parser:
-    return Parser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+def make_parser(prog: str, doc: str | None, epilog: str | None = None) -> Parser:
+    return Parser(prog=prog, description=doc, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_tokens: int) -> None:

@@ -46,6 +46,14 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+def point_providers_at(monkeypatch, target, judge) -> None:
+    """vllm/ names at the target's server with its key, openai/ names at the judge's with its own."""
+    monkeypatch.setenv("VLLM_BASE_URL", target.base_url)
+    monkeypatch.setenv("VLLM_API_KEY", TARGET_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", JUDGE_KEY)
+
+
 def assert_keys_stayed_home(target, judge, run: Path) -> None:
     """Both reached, each only with its own key; no key in any file written."""
     assert chats(target) and chats(judge)
@@ -59,10 +67,7 @@ def assert_keys_stayed_home(target, judge, run: Path) -> None:
 
 def test_provider_names_put_target_and_judge_on_their_own_servers(servers, tmp_path, monkeypatch, capsys):
     target, judge = servers
-    monkeypatch.setenv("VLLM_BASE_URL", target.base_url)
-    monkeypatch.setenv("VLLM_API_KEY", TARGET_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", JUDGE_KEY)
+    point_providers_at(monkeypatch, target, judge)
     run = tmp_path / "run"
     code = eval_command.main([f"--model=vllm/{TARGET_ID}", f"--judge=openai/{JUDGE_ID}", "--limit=5",
                               f"--output_dir={run}"])
@@ -107,10 +112,7 @@ def test_base_url_and_api_key_env_per_role_never_send_another_hosts_key(servers,
 
 def test_a_rerun_resumes_and_pays_for_nothing(servers, tmp_path, monkeypatch, capsys):
     target, judge = servers
-    monkeypatch.setenv("VLLM_BASE_URL", target.base_url)
-    monkeypatch.setenv("VLLM_API_KEY", TARGET_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", JUDGE_KEY)
+    point_providers_at(monkeypatch, target, judge)
     monkeypatch.setenv("ORBENCH_LIMIT", "4")  # the documented way to scale a command down
     run = tmp_path / "run"
     args = [f"--model=vllm/{TARGET_ID}", f"--judge=openai/{JUDGE_ID}", f"--output_dir={run}"]

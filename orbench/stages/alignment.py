@@ -23,10 +23,6 @@ resumes: finished rows are kept, failed rows are retried.
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
 `vllm run-batch` (README, "Batch mode").
-Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command
-retries them; --allow_failures makes it 0); 2 a user's mistake (a missing file or column, an
-unknown model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota),
-in one line; 130 interrupted (finished rows are kept).
 
 Example (from alignment_checker/; installed: orbench query --model=... --input_file=...):
   python gpt3_4_alignment_checker.py --model=gpt-3.5-turbo-0125 --input_file=../examples/sample_prompts.csv

@@ -49,11 +49,6 @@ until then). The report uses a judge that failed its audit for nothing but its o
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
 `vllm run-batch` (README, "Batch mode").
-Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command
-retries them; --allow_failures makes it 0); 2 a user's mistake (a missing file or column, an
-unknown model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota),
-in one line; 130 interrupted (finished rows are kept). A failed audit call also
-exits 3 until a re-run has it.
 
 Examples (from response_checker/; installed: orbench judge --model=gpt4 --input_file=...):
   python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
@@ -150,6 +145,7 @@ class CheckResponse(StageSpec):
     script = "check_response.py"
     model_option = "check_model"
     ensemble = True
+    exit_codes = StageSpec.exit_codes.replace("3 some rows failed", "3 some rows (or audit calls) failed")
     required_columns = (COL_PROMPT, COL_RESPONSE)
     aliases = {COL_TYPE: COL_CATEGORY}
     max_chars_help = f"a longer question+response is not sent and goes to the failed file (default {MAX_PROMPT_CHARS})"

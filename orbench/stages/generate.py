@@ -11,11 +11,6 @@ sample number (sent as the request's seed, and part of the cache key), so a re-r
 cache replays the same batches. Default model: local (the paper used Mixtral-8x7B).
 It stops short when --max_barren_waves rounds in a row add no new prompt.
 
-Exit codes: 0 the count reached; 3 stopped short of it (what was found is written; the same
-command continues; --allow_failures makes it 0); 2 a user's mistake (an unknown category or
-model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota), in one
-line; 130 interrupted (the prompts found are kept).
-
 Example (from toxic_prompt_generator/; installed: orbench generate --category=harmful):
   python generate_toxic_promt_from_category.py --category=harmful
 """
@@ -64,6 +59,10 @@ class Generate(GeneratorSpec):
     temperature = 1.0
     max_tokens = 2000
     unit = "prompt"
+    exit_codes = ("Exit codes: 0 the count reached; 3 stopped short of it (what was found is written; the same "
+                  "command continues; --allow_failures makes it 0); 2 a user's mistake (an unknown category or "
+                  "model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota), in one line; "
+                  "130 interrupted (the prompts found are kept).")
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:

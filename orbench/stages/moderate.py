@@ -19,10 +19,6 @@ Defaults: --moderator_model=local, --column=prompt, temperature 0, max_tokens 10
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
 `vllm run-batch` (README, "Batch mode").
-Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command
-retries them; --allow_failures makes it 0); 2 a user's mistake (a missing file or column, an
-unknown model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota),
-in one line; 130 interrupted (finished rows are kept).
 
 Example (from moderator/; installed: orbench moderate --model=gpt4 --input_file=...):
   python moderate_only.py --moderator_model=gpt4 --input_file_path=../rewritter/harmful_prompts_rewrite.csv --column=prompt

@@ -15,10 +15,6 @@ Default model: local (the original hard-coded Mixtral-8x7B; --model picks any).
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
 `vllm run-batch` (README, "Batch mode").
-Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command
-retries them; --allow_failures makes it 0); 2 a user's mistake (a missing file or column, an
-unknown model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota),
-in one line; 130 interrupted (finished rows are kept).
 
 Example (from rewritter/; installed: orbench rewrite --input_file=...):
   python mixtral_rewrite_only.py --toxic_seed_path=../toxic_prompt_generator/harmful_prompts.csv
