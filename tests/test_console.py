@@ -83,3 +83,14 @@ def test_console_scripts_print_their_own_names(script):
         pytest.skip(f"{script} is not installed beside {sys.executable} (pip install -e .)")
     shown = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and shown.stdout.startswith(f"usage: {script} ")
+
+
+def test_orbench_pipeline_is_run_pipeline_sh():
+    path = BIN / "orbench"
+    if not path.exists():
+        pytest.skip(f"orbench is not installed beside {sys.executable} (pip install -e .)")
+    shown = subprocess.run([str(path), "pipeline", "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "--hard_k" in shown.stdout and "ORBENCH_LIMIT" in shown.stdout
+    bad = subprocess.run([str(path), "pipeline", "--no_such_setting", "1"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unknown option '--no_such_setting'" in bad.stderr
