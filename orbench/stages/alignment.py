@@ -7,7 +7,8 @@ In:  --input_file: a CSV, TSV, JSON, JSONL or parquet file with a `prompt` colum
 Out: ./final_{model}_results/{model}_merged_{input}.csv with columns
      prompt, is_rejected, refusal_score, response, category
      (--merge_result=False or --no_merge_result: {model}_rejected_{input}.csv and
-     {model}_accepted_{input}.csv);
+     {model}_accepted_{input}.csv, and {model}_unscored_{input}.csv if any reply was empty
+     or filtered);
      failed requests in {model}_failed_{input}.csv (prompt, error, category), never counted;
      run settings and counts in {model}_merged_{input}.run.json.
 Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options).

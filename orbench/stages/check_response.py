@@ -51,7 +51,7 @@ finishes from the cache; --batch_export DIR / --batch_import FILE... do the same
 `vllm run-batch` (README, "Batch mode").
 
 Examples (from response_checker/; installed: orbench judge --model=gpt4 --input_file=...):
-  python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
+  python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-hard-1k.csv
   python check_response.py --check_model=gpt4 --sample 200 --seed 1 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv
   python check_response.py --check_model=gpt4 --sample 1000 --target_halfwidth 3 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv
   python check_response.py --check_model=gpt4,llama3,gemini-1.5 --vote majority --input_file=...
