@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Callable, Sequence
 
-from .errors import EarlyExit, run_command
+from .errors import EarlyExit, UserError, run_command
 from .llm import LLMClient
 from .cache import ResponseCache, default_cache_path
 from .registry import Endpoint, resolve
@@ -17,6 +18,8 @@ from .registry import Endpoint, resolve
 # file, and the same command retries them). --allow_failures turns 3 into 0.
 EXIT_OK = 0
 EXIT_ROWS_FAILED = 3
+# Every stage's --limit defaults to this variable: the same command, scaled down, unedited.
+LIMIT_ENV = "ORBENCH_LIMIT"
 
 
 def str2bool(value: str) -> bool:
@@ -27,6 +30,12 @@ def str2bool(value: str) -> bool:
     if v in ("0", "false", "f", "no", "n"):
         return False
     raise argparse.ArgumentTypeError(f"expected True or False, got {value!r}")
+
+
+def add_split_flag(p: argparse.ArgumentParser) -> None:
+    """A plain flag beside the original's --merge_result=False."""
+    p.add_argument("--no_merge_result", dest="merge_result", action="store_false",
+                   help="the same as --merge_result=False")
 
 
 def whole_number(value: str, minimum: int) -> int:
@@ -64,17 +73,18 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def make_parser(prog: str, doc: str | None) -> Parser:
-    return Parser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+def make_parser(prog: str, doc: str | None, epilog: str | None = None) -> Parser:
+    return Parser(prog=prog, description=doc, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_tokens: int) -> None:
     g = p.add_argument_group("run options (every stage)")
     g.add_argument("--concurrency", type=positive_int, default=None,
                    help="requests in flight per endpoint base URL (default: the registry entry's, else 8)")
-    g.add_argument("--limit", type=positive_int, default=None,
+    g.add_argument("--limit", type=positive_int, default=env_limit(),
                    help="only N input rows: a seeded random sample spread over the categories, every "
-                        "category present while N allows (stage 1: at most N prompts)")
+                        f"category present while N allows (stage 1: at most N prompts). Default: ${LIMIT_ENV} "
+                        "if set (a scaled-down run of a real configuration), else every row")
     g.add_argument("--limit_seed", type=int, default=0, help="the seed of --limit's sample (default 0)")
     g.add_argument("--temperature", type=float, default=temperature, help=f"sampling temperature (default {temperature})")
     g.add_argument("--max_tokens", type=positive_int, default=max_tokens, help=f"reply length cap (default {max_tokens})")
@@ -85,8 +95,28 @@ def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_token
                    help=f"response cache file (default {default_cache_path()}, or $ORBENCH_CACHE_DIR)")
     g.add_argument("--models_file", default=None,
                    help="extra model registry (TOML); also $ORBENCH_MODELS_FILE")
+    add_endpoint_options(g)
     g.add_argument("--allow_failures", action="store_true",
                    help=f"exit {EXIT_OK} even when some rows failed (default: exit {EXIT_ROWS_FAILED}, so a script can stop)")
+
+
+def add_endpoint_options(g, prefix: str = "", role: str = "the model(s) of this command") -> None:
+    g.add_argument(f"--{prefix}base_url", default=None, metavar="URL",
+                   help=f"send {role} to this OpenAI-compatible base URL instead of its registry entry's or "
+                        f"provider's (its key then comes only from --{prefix}api_key_env)")
+    g.add_argument(f"--{prefix}api_key_env", default=None, metavar="VAR",
+                   help=f"the environment variable holding the key for {role}")
+
+
+def env_limit() -> int | None:
+    """--limit's default: $ORBENCH_LIMIT when set (a whole number >= 1), else None."""
+    value = os.environ.get(LIMIT_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        return positive_int(value)
+    except argparse.ArgumentTypeError as err:
+        raise UserError(f"${LIMIT_ENV}: {err}") from None
 
 
 def rows_exit_code(failed: int, args: argparse.Namespace) -> int:
@@ -99,7 +129,8 @@ def open_cache(args: argparse.Namespace) -> ResponseCache | None:
 
 
 def make_client(name: str, args: argparse.Namespace, cache: ResponseCache | None) -> LLMClient:
-    endpoint: Endpoint = resolve(name, args.models_file)
+    endpoint: Endpoint = resolve(name, args.models_file, base_url=getattr(args, "base_url", None),
+                                 api_key_env=getattr(args, "api_key_env", None))
     return LLMClient(endpoint, concurrency=args.concurrency, timeout=args.timeout, cache=cache)
 
 

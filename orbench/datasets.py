@@ -125,8 +125,8 @@ def moderated_set(sources: Sequence[str], toxic: bool) -> tuple[list[dict[str, s
                   "exact_duplicates_dropped": n_exact, "near_duplicates_dropped": n_near, "sources": sources}
 
 
-def build_parser(doc: str | None):
-    p = make_parser("build_datasets.py", doc)
+def build_parser(doc: str | None, prog: str = "build_datasets.py"):
+    p = make_parser(prog, doc)
     p.add_argument("--rewrite_moderation", nargs="+", default=[],
                    help="stage-3 outputs on the rewritten prompts: the safe set's source")
     p.add_argument("--toxic_moderation", nargs="+", default=[],
@@ -138,8 +138,8 @@ def build_parser(doc: str | None):
     return p
 
 
-def _main(argv: Sequence[str] | None, doc: str | None) -> int:
-    args = build_parser(doc).parse_args(argv)
+def _main(argv: Sequence[str] | None, doc: str | None, prog: str = "build_datasets.py") -> int:
+    args = build_parser(doc, prog).parse_args(argv)
     if not (args.rewrite_moderation or args.toxic_moderation or args.hard_from):
         raise UserError("nothing to build: give --rewrite_moderation, --toxic_moderation and/or --hard_from")
     if args.hard_from and not (args.rewrite_moderation or args.safe_set):
@@ -173,8 +173,8 @@ def _main(argv: Sequence[str] | None, doc: str | None) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_cli(lambda a: _main(a, doc or __doc__), argv)
+def main(argv: Sequence[str] | None = None, doc: str | None = None, prog: str = "build_datasets.py") -> int:
+    return run_cli(lambda a: _main(a, doc or __doc__, prog), argv)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import providers
 from .errors import UserError
 
 SHIPPED_REGISTRY = Path(__file__).with_name("models.toml")
 EMBEDDED = "embedded"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+# Endpoint.provider of a registry entry and of a plain model id (else the provider's name).
+REGISTRY = "registry"
+PLAIN = "openai-compatible"
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,7 @@ class Endpoint:
     api_key_env: str
     api_key: str = field(default="", repr=False, compare=False)
     defaults: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    provider: str = field(default="", compare=False)  # registry, openai, vllm, ...: what the name named
 
     @property
     def is_embedded(self) -> bool:
@@ -71,52 +76,57 @@ def _as_urls(value: Any, name: str) -> tuple[str, ...]:
     return tuple(urls)
 
 
-def resolve(name: str, models_file: str | os.PathLike | None = None) -> Endpoint:
-    """Resolve a --model value. Raises UserError when the model cannot be reached as configured."""
-    from .refusal import family_for_model  # family guess for unregistered ids
-
+def resolve(name: str, models_file: str | os.PathLike | None = None, *, base_url: str | None = None,
+            api_key_env: str | None = None) -> Endpoint:
+    """Resolve a --model value: a registry name, a provider-qualified name (``vllm/MODEL``,
+    ``openai/MODEL``, see providers.toml) or a plain model id. ``base_url`` and ``api_key_env``
+    (--base_url, --api_key_env) move it to another endpoint. Raises UserError when the model
+    cannot be reached as configured."""
     name = (name or "").strip()
     if not name:
         raise UserError("no model given: pass --model NAME (a registry name such as 'local', or a model id)")
     registry = load_registry(models_file)
     entry = registry.get(name)
-    if entry is None:
-        # Not registered: a model id on the OpenAI-compatible endpoint the openai client
-        # itself would use, configured by its own variables.
-        base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
-        key = os.environ.get("OPENAI_API_KEY", "")
-        if not key:
-            known = ", ".join(sorted(registry))
-            raise UserError(
-                f"unknown model '{name}': it is not in the registry ({known}), and OPENAI_API_KEY "
-                f"is not set for it at {base_url}. Use a registry name, or set OPENAI_API_KEY "
-                f"(and OPENAI_BASE_URL for a vLLM server)"
-            )
-        return Endpoint(
-            name=name,
-            model=name,
-            base_urls=(base_url,),
-            family=family_for_model(name),
-            api_key_env="OPENAI_API_KEY",
-            api_key=key,
+    loc = _registered(name, entry) if entry is not None else (providers.locate(name) or _plain(name))
+    loc = providers.override(loc, base_url, api_key_env)
+    if loc.provider == PLAIN and not (base_url or api_key_env) and not os.environ.get("OPENAI_API_KEY"):
+        known = ", ".join(sorted(registry))
+        raise UserError(
+            f"unknown model '{name}': it is not in the registry ({known}) nor provider-qualified "
+            f"(PROVIDER/MODEL, PROVIDER one of {', '.join(providers.known())}), and OPENAI_API_KEY is not set for it at "
+            f"{loc.base_urls[0]}. Use a registry name, a provider such as vllm/{name} (with VLLM_BASE_URL), "
+            f"or set OPENAI_API_KEY (and OPENAI_BASE_URL)"
         )
+    key_env, key = providers.find_key(name, loc)
+    return Endpoint(
+        name=name,
+        model=loc.model,
+        base_urls=loc.base_urls,
+        family=loc.family or family_guess(loc.model),
+        api_key_env=key_env,
+        api_key=key,
+        defaults=dict(entry.get("defaults", {})) if entry is not None else {},
+        provider=loc.provider,
+    )
+
+
+def family_guess(model: str) -> str:
+    from .refusal import family_for_model  # family guess for unregistered ids
+
+    return family_for_model(model)
+
+
+def _registered(name: str, entry: Any) -> providers.Location:
     if not isinstance(entry, dict) or "model" not in entry:
         raise UserError(f"registry entry '{name}' needs at least 'model' and 'base_urls'")
     urls = _as_urls(entry.get("base_urls", entry.get("base_url")), name)
-    key_env = entry.get("api_key_env", "")
-    key = ""
-    if key_env:
-        key = os.environ.get(key_env, "")
-        if not key:
-            raise UserError(
-                f"{name} needs an API key in ${key_env}: set it in the environment or in a .env file"
-            )
-    return Endpoint(
-        name=name,
-        model=str(entry["model"]),
-        base_urls=urls,
-        family=str(entry.get("family") or family_for_model(str(entry["model"]))),
-        api_key_env=key_env,
-        api_key=key,
-        defaults=dict(entry.get("defaults", {})),
-    )
+    key_env = str(entry.get("api_key_env", "") or "")
+    return providers.Location(REGISTRY, str(entry["model"]), urls, (key_env,) if key_env else (), bool(key_env),
+                              str(entry.get("family") or ""))
+
+
+def _plain(name: str) -> providers.Location:
+    """Not registered, no provider: a model id on the OpenAI-compatible endpoint the openai
+    client itself would use, configured by its own variables."""
+    base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
+    return providers.Location(PLAIN, name, (base_url,), ("OPENAI_API_KEY",), True)

@@ -18,6 +18,7 @@ from .llm import CallFailed, ChatRequest
 from .resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
 from .retry import EndpointError
 from .runinfo import stage_record, write_runinfo
+from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec
 from .cli import rows_exit_code
 from .errors import warn
@@ -40,6 +41,7 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
             on_disk = read_rows(path)[1]
         out.open()
         spec.start(on_disk, cached=client.cache is not None)
+        print(generator_plan(spec), flush=True)
         record = stage_record(spec.stage, spec.args, spec.record())
         write_runinfo(path, record.updated(complete=False))
         started = time.time()
@@ -62,6 +64,13 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
         print(short, file=sys.stderr)
         return rows_exit_code(1, spec.args)
     return 0
+
+
+def generator_plan(spec: GeneratorSpec) -> str:
+    """Stage 1's plan: its first round; later rounds ask only for what is still missing."""
+    lines = lines_for_requests(stage_label(spec.stage), spec.ctx.clients, spec.ctx.names,  # type: ignore[union-attr]
+                               spec.preview(), note=spec.plan_note())
+    return one_line(lines) or f"plan: {stage_label(spec.stage)}: nothing to send (done before)"
 
 
 def _drive(spec: GeneratorSpec, backend: Backend, out: RowFile) -> None:

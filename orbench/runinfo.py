@@ -223,7 +223,8 @@ def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
 
 def endpoint_info(client: "LLMClient") -> dict[str, Any]:
     e = client.endpoint
-    return {"model_name": e.name, "model_id": e.model, "endpoint": e.identity, "family": e.family}
+    return {"model_name": e.name, "model_id": e.model, "provider": e.provider, "endpoint": e.identity,
+            "family": e.family}
 
 
 def client_info(clients: "Sequence[LLMClient]") -> dict[str, Any]:

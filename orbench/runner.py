@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+import textwrap
 import time
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
@@ -25,16 +26,19 @@ from .llm import ChatRequest, LLMClient
 from .resume import StageOutput
 from .runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
 from .rounds import run_rounds
+from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
 
 
-def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    """A stage's ``main``: one line and exit code 2 for a user's mistake, 130 on Ctrl-C."""
-    return run_cli(lambda a: _run(spec_cls, a, doc), argv)
+def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None,
+              prog: str | None = None) -> int:
+    """A stage's ``main``: one line and exit code 2 for a user's mistake, 130 on Ctrl-C.
+    ``prog`` names the command in --help and errors (default: the original script's name)."""
+    return run_cli(lambda a: _run(spec_cls, a, doc, prog), argv)
 
 
-def build_parser(spec_cls: type[StageSpec], doc: str | None):
-    p = make_parser(spec_cls.script, doc)
+def build_parser(spec_cls: type[StageSpec], doc: str | None, prog: str | None = None):
+    p = make_parser(prog or spec_cls.script, doc, textwrap.fill(spec_cls.exit_codes, 95))
     spec_cls.add_arguments(p)
     if spec_cls.input_option:
         p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS, help=spec_cls.max_chars_help)
@@ -56,8 +60,8 @@ def model_names(value: str, option: str, ensemble: bool) -> list[str]:
     return names
 
 
-def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None) -> int:
-    args = build_parser(spec_cls, doc).parse_args(argv)
+def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None, prog: str | None) -> int:
+    args = build_parser(spec_cls, doc, prog).parse_args(argv)
     batch = batch_options(args) if spec_cls.batchable else None
     names = model_names(getattr(args, spec_cls.model_option), spec_cls.model_option, spec_cls.ensemble)
     spec = spec_cls(args)
@@ -140,6 +144,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
         if output.repaired_bytes:
             warn(f"repaired a torn last row in {plan.path} ({output.repaired_bytes} bytes cut)")
         write_runinfo(plan.path, record.updated(complete=False, rows_total=len(jobs)))
+        print(stage_plan(spec, [j for j in jobs if j.key not in done], len(jobs)), flush=True)
         backend: Backend = Online()
         if batch is not None:
             todo = [j for j in jobs if j.key not in done]
@@ -167,6 +172,25 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
         return StageResult(counts=counts, rows=rows, info=final)
     finally:
         output.close()
+
+
+def stage_plan(spec: StageSpec, todo: list[Job], total: int) -> str:
+    """The stage's plan, printed before its first call: the requests of the rows still to do
+    (a reply that must be asked again, stage 2, counts as many times as it may be)."""
+    assert spec.ctx is not None
+    requests: list[ChatRequest] = []
+    for job in todo:
+        asked = spec.requests(job, 0)
+        if not isinstance(asked, Outcome):
+            requests.extend(asked)
+    label, clients, names = stage_label(spec.stage), spec.ctx.clients, spec.ctx.names
+    repeat = int(getattr(spec.args, "parse_attempts", 1) or 1)
+    note = f"{total - len(todo)} of {total} rows done before" if len(todo) < total else ""
+    lines = lines_for_requests(label, clients, names, requests, repeat=repeat, note=note)
+    side = spec.side_requests()
+    if side:
+        lines += lines_for_requests(f"{label} audit", clients, names, side, note="paid once, then cached")
+    return one_line(lines) or f"plan: {label}: nothing to send ({total - len(todo)} of {total} rows done before)"
 
 
 def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[str], backend: Backend,

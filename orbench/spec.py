@@ -82,6 +82,12 @@ class StageSpec:
     aliases: ClassVar[dict[str, str]] = {}
     key_columns: ClassVar[tuple[str, ...]] = ()
     max_chars_help: ClassVar[str] = "longer texts are not sent and go to the failed file"
+    # The end of --help: what each exit code means for this stage.
+    exit_codes: ClassVar[str] = (
+        "Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command retries them; "
+        "--allow_failures makes it 0); 2 a user's mistake (a missing file or column, an unknown model, a missing "
+        "key) or a fatal endpoint error (a refused key, a 404, no quota), in one line; 130 interrupted (finished "
+        "rows are kept).")
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -210,6 +216,14 @@ class GeneratorSpec(StageSpec):
 
     def next_round(self) -> list[ChatRequest]:
         raise NotImplementedError
+
+    def preview(self) -> list[ChatRequest]:
+        """The next round's requests, without starting it (the plan printed before any call)."""
+        return []
+
+    def plan_note(self) -> str:
+        """What the plan should add about later rounds."""
+        return ""
 
     def arrived(self, index: int, reply: Reply) -> list[dict[str, str]]:
         raise NotImplementedError

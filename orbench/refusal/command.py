@@ -49,9 +49,12 @@ class _Parser(argparse.ArgumentParser):
         raise EvaluationError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+PROG = "python -m orbench.evaluate_refusal"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m orbench.evaluate_refusal",
+        prog=prog,
         description="Score a refusal checker against human-labelled responses, or validate the scored "
         "detector leave-one-out on the development pool.",
     )
@@ -148,10 +151,10 @@ def run_explain(args: argparse.Namespace, out) -> int:
     return 0
 
 
-def run(argv: Sequence[str] | None = None, out=None) -> int:
+def run(argv: Sequence[str] | None = None, out=None, prog: str = PROG) -> int:
     """The command: parse, read, score, print. Raises EvaluationError on user mistakes."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     # Here, not at the top: it loads the checkers, which --help does not need (refusal/__init__.py).
     from .evaluate import check_columns, checker_names, evaluate, make_checker
 
@@ -190,8 +193,8 @@ def run(argv: Sequence[str] | None = None, out=None) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_command(run, argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    return run_command(lambda a: run(a, prog=prog), argv)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,12 @@ from orbench.report.common import DATASETS, ReportError
 
 
 
-def _parser() -> argparse.ArgumentParser:
+PROG = "python -m orbench.report"
+
+
+def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m orbench.report",
+        prog=prog,
         description="Tables, figures and one HTML page from stage-4/stage-5 result CSVs.")
     p.add_argument("inputs", nargs="*", help="result CSV files, Inspect .eval logs, or folders holding them")
     p.add_argument("--output_dir", required=True, help="folder to write the report into")
@@ -47,8 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    args = _parser(prog).parse_args(argv)
     from orbench.report.build import build_report
     from orbench.report.correction import planning_lines
     from orbench.report.write import write_report

@@ -1,4 +1,33 @@
-"""Stage 4: send each prompt to the target model and flag refusals (is_rejected, refusal_score)."""
+"""Stage 4 of OR-Bench: query the target model and flag refusals.
+
+In:  --input_file: a CSV, TSV, JSON, JSONL or parquet file with a `prompt` column
+     (`category`, or XSTest's `type`, is carried along); or a published set by short name:
+     or-bench-hard-1k and or-bench-toxic read the copies bundled with orbench (offline),
+     or-bench-80k the Hugging Face Hub; or hf://datasets/OWNER/NAME[@REV]/FILE.
+Out: ./final_{model}_results/{model}_merged_{input}.csv with columns
+     prompt, is_rejected, refusal_score, response, category
+     (--merge_result=False or --no_merge_result: {model}_rejected_{input}.csv and
+     {model}_accepted_{input}.csv, and {model}_unscored_{input}.csv if any reply was empty
+     or filtered);
+     failed requests in {model}_failed_{input}.csv (prompt, error, category), never counted;
+     run settings and counts in {model}_merged_{input}.run.json.
+Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options).
+is_rejected: True/False from refusal detection: `scored` by default (our rules and a small
+learned scorer; it also writes refusal_score, the calibrated probability of a refusal, in
+[0, 1]); --rules=generic for our rules alone, --rules=family for the original's keyword rules
+of the model's family (from the registry, or guessed from the model id), or --rules=gpt-4 etc.
+by name (these leave refusal_score empty). `empty` / `filtered` mark replies with nothing to
+score.
+Default model: `local`, the embedded SmolLM2-135M-Instruct. Re-running the same command
+resumes: finished rows are kept, failed rows are retried.
+
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
+
+Example (from alignment_checker/; installed: orbench query --model=... --input_file=...):
+  python gpt3_4_alignment_checker.py --model=gpt-3.5-turbo-0125 --input_file=../examples/sample_prompts.csv
+"""
 
 from __future__ import annotations
 
@@ -7,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import str2bool
+from ..cli import add_split_flag, str2bool
 from ..constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, key_function
@@ -46,11 +75,13 @@ class Alignment(StageSpec):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--model", default="local", help="target model: a registry name or a model id (default: local)")
+        p.add_argument("--model", default="local", help="target model: a registry name, PROVIDER/MODEL (e.g. vllm/meta-llama/Llama-3.1-8B-Instruct, "
+                            "openai/gpt-4o) or a model id (default: local)")
         p.add_argument("--input_file", required=True,
                        help="the prompts: a CSV, TSV, JSON, JSONL or parquet file with a 'prompt' column ('category' or "
-                            "'type' optional), hf://datasets/OWNER/NAME[@REV]/FILE, or a published set's short name "
-                            "(or-bench-80k, or-bench-hard-1k, or-bench-toxic), read from the Hugging Face Hub")
+                            "'type' optional), hf://datasets/OWNER/NAME[@REV]/FILE, or a published set's short name: "
+                            "or-bench-hard-1k and or-bench-toxic (bundled with orbench, read offline), or-bench-80k "
+                            "(read from the Hugging Face Hub)")
         p.add_argument("--name", default=None,
                        help="the target's name in file names, settings and reports (default: --model); use it to tell "
                             "apart runs of one model with different settings, e.g. --name local-safety with --system_prompt")
@@ -58,6 +89,7 @@ class Alignment(StageSpec):
                        help="merged output CSV (default: ./final_{name}_results/{name}_merged_{input}.csv)")
         p.add_argument("--merge_result", type=str2bool, default=True,
                        help="True: one merged file; False: {model}_rejected_... and {model}_accepted_... (default True)")
+        add_split_flag(p)
         p.add_argument("--system_prompt", default=None,
                        help="system message sent before each prompt (default: none, as in the paper)")
         p.add_argument("--rules", default=DEFAULT_RULES, choices=FAMILIES + ("family",),
@@ -131,8 +163,8 @@ def _split(merged: Path, rows: list[dict[str, str]]) -> None:
     merged.unlink()
 
 
-def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_stage(Alignment, argv, doc or __doc__)
+def main(argv: Sequence[str] | None = None, doc: str | None = None, prog: str | None = None) -> int:
+    return run_stage(Alignment, argv, doc or __doc__, prog)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,19 @@
-"""Stage 1: generate toxic seed prompts for one category, in batches of up to 20."""
+"""Stage 1 of OR-Bench: generate toxic seed prompts for one category.
+
+In:  --category, one of: hate, self-harm, sexual, violence, harassment, harmful, illegal,
+     unethical, privacy, deception (anything else is refused).
+Out: ./{category}_prompts.csv (or --output_path) with columns prompt, category:
+     --num_toxic_prompts unique prompts (default 2000), exact duplicates dropped across the run.
+     Run settings and counts: {category}_prompts.run.json.
+How: each call asks the generator for a batch of up to 20 prompts wrapped in [[ ]]; the last
+batch asks only for what is still needed. Temperature 1.0, max_tokens 2000. Each call has a
+sample number (sent as the request's seed, and part of the cache key), so a re-run with the
+cache replays the same batches. Default model: local (the paper used Mixtral-8x7B).
+It stops short when --max_barren_waves rounds in a row add no new prompt.
+
+Example (from toxic_prompt_generator/; installed: orbench generate --category=harmful):
+  python generate_toxic_promt_from_category.py --category=harmful
+"""
 
 from __future__ import annotations
 
@@ -44,6 +59,10 @@ class Generate(GeneratorSpec):
     temperature = 1.0
     max_tokens = 2000
     unit = "prompt"
+    exit_codes = ("Exit codes: 0 the count reached; 3 stopped short of it (what was found is written; the same "
+                  "command continues; --allow_failures makes it 0); 2 a user's mistake (an unknown category or "
+                  "model, a missing key) or a fatal endpoint error (a refused key, a 404, no quota), in one line; "
+                  "130 interrupted (the prompts found are kept).")
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
@@ -101,6 +120,17 @@ class Generate(GeneratorSpec):
         return [self.request(generator_messages(category, n), sample=first + i, grammar=prompt_list_grammar(n))
                 for i, n in enumerate(self.sizes)]
 
+    def preview(self) -> list[ChatRequest]:
+        if len(self.accepted) >= self.target:
+            return []
+        sizes = plan_wave(self.target - len(self.accepted))
+        return [self.request(generator_messages(self.args.category, n), sample=self.sample + i)
+                for i, n in enumerate(sizes)]
+
+    def plan_note(self) -> str:
+        return (f"the first round; later rounds ask only for the prompts still missing, and stop after "
+                f"{self.args.max_barren_waves} rounds in a row add nothing new")
+
     def arrived(self, index: int, reply: Reply) -> list[dict[str, str]]:
         if isinstance(reply, CallFailed):
             self.failed += 1
@@ -150,8 +180,8 @@ class Generate(GeneratorSpec):
         return f"stage 1 {self.args.category}"
 
 
-def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_stage(Generate, argv, doc or __doc__)
+def main(argv: Sequence[str] | None = None, doc: str | None = None, prog: str | None = None) -> int:
+    return run_stage(Generate, argv, doc or __doc__, prog)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,28 @@
-"""Stage 3: moderate texts with one LLM judge or an ensemble, and vote."""
+"""Stage 3 of OR-Bench: moderate prompts (or responses) with an LLM judge or an ensemble.
+
+In:  --input_file_path (or --input_file): a CSV/parquet with `prompt` (and `response` for --column=response),
+     `category` carried along; e.g. the rewriter's ../rewritter/harmful_prompts_rewrite.csv.
+Out: ./{input stem}_moderation_merged_{moderator}_{column}.csv with columns
+     prompt, [response,] category, is_toxic, moderation_result
+     is_toxic is True, False, or `unparsed` when the choice cannot be read (never safe by default).
+     --merge_result=False (or --no_merge_result): ..._toxic_moderation_... and
+     ..._non_toxic_moderation_... instead
+     (and ..._unparsed_moderation_... if any).
+     Failed requests: {stem}_moderation_failed_{moderator}_{column}.csv, with the error.
+     Run settings and counts: the merged name with .run.json.
+Ensemble: --moderator_model=gpt4,llama3,gemini-1.5 (or --model=...) runs all moderators in one pass (file tag
+gpt4+llama3+gemini-1.5) and adds toxic_votes, safe_votes and per-moderator
+{name}_choice / {name}_is_toxic / {name}_moderation_result columns; is_toxic is decided by
+--vote=majority (default), unanimous or any.
+Defaults: --moderator_model=local, --column=prompt, temperature 0, max_tokens 1000.
+
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
+
+Example (from moderator/; installed: orbench moderate --model=gpt4 --input_file=...):
+  python moderate_only.py --moderator_model=gpt4 --input_file_path=../rewritter/harmful_prompts_rewrite.csv --column=prompt
+"""
 
 from __future__ import annotations
 
@@ -7,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import str2bool
+from ..cli import add_split_flag, str2bool
 from ..constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_TOXIC, COL_MODERATION_RESULT, COL_PROMPT, COL_RESPONSE, NONE_OF_THE_ABOVE, UNPARSED,
 )
@@ -68,15 +92,17 @@ class Moderate(StageSpec):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--moderator_model", default="local",
-                       help="a moderator, or a comma-separated ensemble such as gpt4,llama3,gemini-1.5 (default: local)")
-        p.add_argument("--input_file_path", required=True,
+        p.add_argument("--moderator_model", "--model", dest="moderator_model", default="local",
+                       help="a moderator (a registry name, PROVIDER/MODEL or a model id), or a comma-separated ensemble "
+                            "such as gpt4,llama3,gemini-1.5 (default: local)")
+        p.add_argument("--input_file_path", "--input_file", dest="input_file_path", required=True,
                        help="CSV/parquet with 'prompt' (and 'response' for --column=response)")
         p.add_argument("--column", default="prompt", choices=("prompt", "response"),
                        help="which text to moderate (default prompt)")
         p.add_argument("--vote", default="majority", choices=VOTES, help="how an ensemble decides is_toxic (default majority)")
         p.add_argument("--merge_result", type=str2bool, default=True,
                        help="True: one merged file; False: separate toxic / non_toxic files (default True)")
+        add_split_flag(p)
         p.add_argument("--output_path", default=None,
                        help="merged output CSV (default: ./{input stem}_moderation_merged_{moderator}_{column}.csv)")
 
@@ -131,7 +157,7 @@ class Moderate(StageSpec):
     def record(self) -> dict[str, Any]:
         clients = self.ctx.clients
         return {"moderators": self.names, "moderator_ids": [c.endpoint.model for c in clients],
-                "endpoints": [c.endpoint.identity for c in clients],
+                "providers": [c.endpoint.provider for c in clients], "endpoints": [c.endpoint.identity for c in clients],
                 "vote": self.args.vote if self.is_ensemble else None, "column": self.args.column,
                 **self.io_record(self.args.input_file_path, blank_key="skipped_blank")}
 
@@ -194,8 +220,8 @@ class Moderate(StageSpec):
         merged.unlink()
 
 
-def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_stage(Moderate, argv, doc or __doc__)
+def main(argv: Sequence[str] | None = None, doc: str | None = None, prog: str | None = None) -> int:
+    return run_stage(Moderate, argv, doc or __doc__, prog)
 
 
 if __name__ == "__main__":

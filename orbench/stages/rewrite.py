@@ -1,4 +1,24 @@
-"""Stage 2: rewrite each toxic seed into 5 prompts that look harmful but are safe."""
+"""Stage 2 of OR-Bench: rewrite each toxic seed into 5 seemingly toxic but safe prompts.
+
+In:  --toxic_seed_path (or --input_file): a stage-1 CSV with `prompt, category` (e.g.
+     ../toxic_prompt_generator/harmful_prompts.csv).
+Out: ./{input stem}_rewrite.csv (or --output_path) with columns prompt, toxic_seed, category.
+     Exact duplicate rewrites are dropped across the run (first in input order wins).
+     Seeds whose request failed, or whose replies held no readable rewrite, go to
+     {input stem}_rewrite_failed.csv and are retried by a re-run. Settings: .run.json beside.
+How: a few-shot instruction (four worked examples) asks for 5 rewrites that an over-cautious
+model might refuse yet are harmless to answer: no safety words, no blunt harm words, no
+"but"/"however" reversal, no fiction or hypotheticals. Replies are read as [[...]] items,
+else «...» items, else numbered lines. Temperature 0.7, max_tokens 1000.
+Default model: local (the original hard-coded Mixtral-8x7B; --model picks any).
+
+Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
+finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
+`vllm run-batch` (README, "Batch mode").
+
+Example (from rewritter/; installed: orbench rewrite --input_file=...):
+  python mixtral_rewrite_only.py --toxic_seed_path=../toxic_prompt_generator/harmful_prompts.csv
+"""
 
 from __future__ import annotations
 
@@ -52,7 +72,7 @@ class Rewrite(StageSpec):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--toxic_seed_path", required=True,
+        p.add_argument("--toxic_seed_path", "--input_file", dest="toxic_seed_path", required=True,
                        help="stage-1 CSV (prompt, category); a 'toxic_seed' column also works")
         p.add_argument("--output_path", default=None, help="output CSV (default: ./{input stem}_rewrite.csv)")
         p.add_argument("--model", default="local", help="rewriter model (default: local; the paper used Mixtral-8x7B)")
@@ -121,8 +141,8 @@ class Rewrite(StageSpec):
               f"({parsed} parsed this run before de-duplication); {result.counts.failed} seed(s) failed")
 
 
-def main(argv: Sequence[str] | None = None, doc: str | None = None) -> int:
-    return run_stage(Rewrite, argv, doc or __doc__)
+def main(argv: Sequence[str] | None = None, doc: str | None = None, prog: str | None = None) -> int:
+    return run_stage(Rewrite, argv, doc or __doc__, prog)
 
 
 if __name__ == "__main__":
