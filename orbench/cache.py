@@ -8,13 +8,14 @@ messages and every setting that changes the output; when temperature > 0 the sam
 is in it too, so repeated samples differ and a re-run gets the same ones back. API keys,
 timeouts and concurrency are never part of it. Only complete, non-empty replies are stored.
 
-``put`` hands the write to a background thread, which lets replies queue up for 20 ms and
-commits them in one transaction: a write costs about 0.1 ms of disk wait, which a stage's event
-loop would otherwise spend blocked once per request (BENCHMARKS.md). ``get`` sees a queued reply
-at once; ``flush()`` (run by a client's ``aclose()`` when a stage's requests end, by ``close()``
-and at interpreter exit) waits until everything queued is on disk. A process killed outright
-(SIGKILL, SIGTERM) loses the replies of its last 20 ms from the cache, as it loses the requests
-in flight; never a row already written to an output.
+``put`` hands the write to a background thread, which commits at once whatever has queued up
+since its last commit, in one transaction (a group commit: under load many replies share one
+transaction, and nothing waits on purpose): a write costs about 0.1 ms of disk wait, which a
+stage's event loop would otherwise spend blocked once per request (BENCHMARKS.md). ``get`` sees
+a queued reply at once; ``flush()`` (run by a client's ``aclose()`` when a stage's requests end,
+by ``close()`` and at interpreter exit, which a stage's SIGTERM reaches too) waits until
+everything queued is on disk. Only SIGKILL can lose a reply that arrived during the commit under
+way, as it loses the requests in flight; never a row already written to an output.
 """
 
 from __future__ import annotations
@@ -30,11 +31,6 @@ import time
 import weakref
 from pathlib import Path
 from typing import Any
-
-
-# How long the writer lets replies queue up before it commits them together. Longer means
-# fewer transactions (less CPU); a process killed with SIGKILL loses what was queued.
-_GATHER_S = 0.02
 
 
 def default_cache_path() -> Path:
@@ -134,8 +130,7 @@ class ResponseCache:
     def _write_loop(self, todo: queue.Queue[str | None]) -> None:
         while True:
             keys = [todo.get()]
-            time.sleep(_GATHER_S)  # let a few more replies queue up: one transaction, one wake-up, for all
-            while len(keys) < 500:  # what else has queued up goes in the same transaction
+            while len(keys) < 500:  # what else has queued up (during the last commit) goes in this one
                 try:
                     keys.append(todo.get_nowait())
                 except queue.Empty:

@@ -245,3 +245,47 @@ def test_sigkill_mid_run_then_rerun_gives_exactly_the_uninterrupted_rows(
     kept = info["rows_done_before"]
     assert kept >= 30 and info["rows_written"] == 300 and info["complete"] is True
     assert _log_lines(log) - requests_before_rerun == 300 - kept  # only the missing rows were asked
+
+
+def test_sigterm_mid_run_keeps_every_reply_it_received_and_the_rerun_pays_only_for_the_rest(
+    subprocess_fake_server, write_models, write_prompts, stage4_args, run_stage, tmp_path
+):
+    """SIGTERM (a scheduler's stop, `kill`) ends a stage as Ctrl-C does (exit 130): the rows it
+    wrote stay, every reply it received is in the response cache, and the re-run asks the
+    endpoint for exactly the prompts whose replies are in neither."""
+    import sqlite3
+
+    url, log = subprocess_fake_server
+    models = write_models(url)
+    texts, cats = _prompts_for_kill_test()
+    prompts = write_prompts(texts, categories=cats)
+    out = tmp_path / "stopped" / "fake_merged_prompts.csv"
+    args = stage4_args(models, prompts, out, concurrency=4, no_cache=False)
+    proc = subprocess.Popen([sys.executable, str(STAGE4), *args], cwd=tmp_path, env=subprocess_env({KEY_ENV: "k"}),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None and not (out.exists() and out.read_bytes().count(b"\n") >= 40):
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run finished before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    _, written = read_rows(out)
+    assert 0 < len(written) < 300
+    cache_file = Path(os.environ["ORBENCH_CACHE_DIR"]) / "responses.sqlite3"
+    with sqlite3.connect(cache_file) as db:
+        cached = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    distinct_written = len({r["prompt"] for r in written})
+    assert cached >= distinct_written  # no written row's reply is missing from the cache
+    requests_before_rerun = _settled_count(log)
+
+    rerun = run_stage(STAGE4, *args, env={KEY_ENV: "k"})
+    assert rerun.returncode == 0, rerun.stderr
+    _, rows = read_rows(out)
+    assert len(rows) == 300
+    assert _log_lines(log) - requests_before_rerun == len(set(texts)) - cached  # nothing asked twice
