@@ -64,9 +64,11 @@ JUDGE_SEED="${JUDGE_SEED:-0}"
 AUDIT="${AUDIT:-100}"                              # human-labelled rows each judge is audited on; 0 = none
 REAL_SAMPLE="${REAL_SAMPLE:-40}"                   # prompts of each published set per target; 0 = none
 REAL_SEED="${REAL_SEED:-0}"
+JUDGE_FAILED_AUDIT="${JUDGE_FAILED_AUDIT:-}"        # non-empty: judge the rows even if the judge fails its audit
 
 while [ $# -gt 0 ]; do
   arg="$1"; shift
+  [ "$arg" = "--judge_failed_audit" ] && { JUDGE_FAILED_AUDIT=1; continue; }  # a flag, no value
   case "$arg" in
     --*=*) key="${arg%%=*}"; val="${arg#*=}" ;;
     --*) key="$arg"; val="${1:-}"; [ $# -gt 0 ] && shift ;;
@@ -80,11 +82,12 @@ while [ $# -gt 0 ]; do
     judge_model) JUDGE_MODEL="$val" ;; safety_prompt) SAFETY_PROMPT="$val" ;;
     hard_k) HARD_K="$val" ;; max_tokens) MAX_TOKENS="$val" ;; concurrency) CONCURRENCY="$val" ;;
     judge_sample) JUDGE_SAMPLE="$val" ;; judge_seed) JUDGE_SEED="$val" ;; audit) AUDIT="$val" ;;
-    real_sample) REAL_SAMPLE="$val" ;; real_seed) REAL_SEED="$val" ;;
+    real_sample) REAL_SAMPLE="$val" ;; real_seed) REAL_SEED="$val" ;; judge_failed_audit) JUDGE_FAILED_AUDIT="$val" ;;
     *) echo "run_pipeline.sh: unknown option '$key' (see ./run_pipeline.sh --help)" >&2; exit 2 ;;
   esac
 done
 
+[ "$JUDGE_FAILED_AUDIT" = "0" ] && JUDGE_FAILED_AUDIT=""
 for setting in JUDGE_SAMPLE AUDIT REAL_SAMPLE; do
   case "${!setting}" in ''|*[!0-9]*) echo "run_pipeline.sh: $setting must be a whole number, not '${!setting}'" >&2; exit 2 ;; esac
 done
@@ -99,7 +102,33 @@ common=()
 [ -n "$CONCURRENCY" ] && common+=(--concurrency "$CONCURRENCY")
 limit=()
 [ "$PROMPTS_PER_SET" != "0" ] && limit=(--limit "$PROMPTS_PER_SET")
-step() { printf '\n=== %s\n' "$*"; }
+# Each step's wall time, printed as it ends, and a closing table (also when the script stops
+# early). benchmarks/bench_demo.py reads that table.
+STEP_NAMES=(); STEP_SECS=(); STEP_NAME=""; STEP_T0=""; T_START="$EPOCHREALTIME"
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+end_step() {
+  [ -n "$STEP_NAME" ] || return 0
+  local took; took="$(since "$STEP_T0")"
+  STEP_NAMES+=("$STEP_NAME"); STEP_SECS+=("$took")
+  printf -- '--- %s: %s s\n' "$STEP_NAME" "$took"
+  STEP_NAME=""
+}
+step() {  # "N. title": ends the step before, starts this one (named by its number and first words)
+  end_step
+  printf '\n=== %s\n' "$*"
+  STEP_NAME="$(printf '%s' "$*" | sed -e 's/[:(].*//' -e 's/ *$//')"; STEP_T0="$EPOCHREALTIME"
+}
+TABLE_SHOWN=""
+step_table() {
+  end_step
+  [ -z "$TABLE_SHOWN" ] && [ ${#STEP_NAMES[@]} -gt 0 ] || return 0
+  TABLE_SHOWN=1
+  printf '\n=== step times (wall clock, seconds)\n'
+  local i
+  for i in "${!STEP_NAMES[@]}"; do printf '%-50s %8s\n' "${STEP_NAMES[$i]}" "${STEP_SECS[$i]}"; done
+  printf '%-50s %8s\n' "total" "$(since "$T_START")"
+}
+trap step_table EXIT
 # Run one stage command. Exit 3 from a stage means it finished but some rows failed (they are
 # in its failed file): stop here rather than feed a short file to the next stage, and say what
 # to re-run. Any other failure stops the script with that stage's code, as set -e would.
@@ -112,7 +141,8 @@ stage() {
   fi
   [ "$rc" -eq 0 ] || exit "$rc"
 }
-rows() { "$PY" -c 'import sys, pandas as pd; print(len(pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False)))' "$1"; }
+# The data rows of a CSV (quoted newlines counted right), without pandas' start-up.
+rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="utf-8"); print(max(0, sum(1 for _ in csv.reader(f)) - 1))' "$1"; }
 
 # One embedded server for the whole run, if any stage uses it (each stage would otherwise
 # start its own). Stopped when this script exits, however it exits.
@@ -120,7 +150,7 @@ if [[ ",$GENERATOR_MODEL,$REWRITER_MODEL,$MODERATOR_MODELS,$TARGET_MODEL,$JUDGE_
   step "0. starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
   "$PY" -m orbench.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
   SERVER_PID=$!
-  trap 'kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
+  trap 'step_table; kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
   for _ in $(seq 1 600); do
     [ -s "$RUN_DIR/local_server.url" ] && break
     kill -0 $SERVER_PID 2>/dev/null || { echo "the embedded server failed to start; see $RUN_DIR/local_server.err" >&2; exit 1; }
@@ -216,28 +246,51 @@ if [ "$JUDGE_SAMPLE" -gt 0 ]; then
   sample=(--sample "$JUDGE_SAMPLE" --seed "$JUDGE_SEED")
 fi
 existing=(); for f in "${judge_files[@]}"; do [ -f "$f" ] && existing+=("$f"); done
-# The rows stage 5 will judge: per file, every row, or the sample (at most the scored rows).
+# The rows stage 5 will judge if its judge passes the audit: per file, every row, or the sample
+# (at most the scored rows). The csv module: no pandas start-up.
 to_judge=0
 [ ${#existing[@]} -gt 0 ] && to_judge="$("$PY" -c '
-import sys, pandas as pd
+import csv, sys
 n, total = int(sys.argv[1]), 0
 for f in sys.argv[2:]:
-    df = pd.read_csv(f, dtype=str, keep_default_na=False)
-    scored = int(df["is_rejected"].isin(["True", "False"]).sum()) if "is_rejected" in df else len(df)
-    total += min(n, scored) if n > 0 else len(df)
+    with open(f, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    scored = sum(r.get("is_rejected") in ("True", "False") for r in rows) if rows and "is_rejected" in rows[0] else len(rows)
+    total += min(n, scored) if n > 0 else len(rows)
 print(total)' "$JUDGE_SAMPLE" "${existing[@]}")"
-audit_note="; audit: $AUDIT human-labelled responses (paid once, then cached)"
-[ "$AUDIT" = "0" ] && audit_note="; no audit (AUDIT=0)"
-if [ "$JUDGE_SAMPLE" -gt 0 ]; then
-  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: a random sample of up to $JUDGE_SAMPLE scored rows of each of ${#existing[@]} stage-4 results$audit_note"
+if [ "$AUDIT" = "0" ]; then
+  audit_note="no audit (AUDIT=0)"
+elif [ -n "$JUDGE_FAILED_AUDIT" ]; then
+  audit_note="audit: $AUDIT human-labelled responses, after the rows (JUDGE_FAILED_AUDIT: judged whatever it finds)"
 else
-  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: every row of the ${#existing[@]} hard and toxic results$audit_note"
+  audit_note="audit first: $AUDIT human-labelled responses (paid once, then cached); the rows only if the judge passes"
+fi
+if [ "$JUDGE_SAMPLE" -gt 0 ]; then
+  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: a random sample of up to $JUDGE_SAMPLE scored rows of each of ${#existing[@]} stage-4 results; $audit_note"
+else
+  step "6. stage 5: judge $JUDGE_MODEL on $to_judge rows: every row of the ${#existing[@]} hard and toxic results; $audit_note"
 fi
 jtag="${JUDGE_MODEL//\//_}"; jtag="${jtag//,/+}"   # an ensemble a,b,c is named a+b+c, as stage 5 names it
+override=(); [ -n "$JUDGE_FAILED_AUDIT" ] && override=(--judge_failed_audit)
+judged=()
 for f in "${existing[@]}"; do
+  out="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv"
+  # Exit 0 also when the judge failed its audit and the rows were not sent: the report says so.
   stage "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens=150 \
-    "${sample[@]}" --audit "$AUDIT" --output_path="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv" "${common[@]}"
+    "${sample[@]}" --audit "$AUDIT" "${override[@]}" --output_path="$out" "${common[@]}"
+  judged+=("${out%.csv}.run.json")
 done
+if [ ${#judged[@]} -gt 0 ]; then
+  "$PY" -c '
+import json, sys
+skipped = [json.load(open(f, encoding="utf-8")).get("judge_skipped") for f in sys.argv[1:]]
+skipped = [s for s in skipped if s]
+rows = sum(s.get("rows_not_sent", 0) for s in skipped)
+if skipped:
+    print(f"stage 5: the judge failed its audit, so the {rows} row(s) of {len(skipped)} of {len(sys.argv) - 1} "
+          "file(s) were not sent to it. The report uses the keyword rates and says why "
+          "(JUDGE_FAILED_AUDIT=1 judges the rows anyway).")' "${judged[@]}"
+fi
 
 step "7. report"
 # The README's report command on this folder: whose verdicts count, and the figure's x axis,
@@ -245,6 +298,7 @@ step "7. report"
 # write the same summary.csv and figure. REPORT_PREFER, when set, is an explicit override.
 prefer=(); [ -n "${REPORT_PREFER:-}" ] && prefer=(--prefer "$REPORT_PREFER")
 "$PY" -m orbench.report "$RESULTS" "$JUDGED" --output_dir "$REPORT" --compare_paper "${prefer[@]}"
+step_table
 echo
 echo "run folder: $RUN_DIR"
 echo "report:     $REPORT/report.html (table: $REPORT/summary.md, figure: $REPORT/tradeoff.png)"

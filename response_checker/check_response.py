@@ -37,18 +37,28 @@ refusal takes the refusal class most of its voters gave. Pairwise agreement (%) 
 kappa between judges are printed and written to the .run.json (judge_agreement).
 Output file name: {input stem}_response_check_merged_{a+b+c}.csv.
 
-The judge audit (--audit N, default 100; 0: none): the same judge(s), template and settings
-also judge N human-labelled responses shipped with the package (orbench/data/judge_audit.csv,
-half refusals, half answers; the same N rows every time, through the response cache, so a
-judge is paid for once). Agreement, kappa, precision and recall for refusals (95% intervals),
-rows scored, unscored and failed, and the verdict (passed: kappa >= 0.6 and agreement >= 80%)
-are printed and written to the .run.json under "audit", per judge and for an ensemble's vote.
-Audit rows never enter the output. A failed audit call is retried by the next run (exit 3
-until then). The report uses a judge that failed its audit for nothing but its own table.
+The judge audit (--audit N, default 100; 0: none) comes first: the same judge(s), template and
+settings judge N human-labelled responses shipped with the package (orbench/data/judge_audit.csv,
+half refusals, half answers; the same N rows every time, through the response cache, so a judge
+is paid for once). Agreement, kappa, precision and recall for refusals (95% intervals), rows
+scored, unscored and failed, and the verdict (passed: kappa >= 0.6 and agreement >= 80%) are
+printed and written to the .run.json under "audit", per judge and for an ensemble's vote. Audit
+rows never enter the output.
+The audit gates the rows. A judge (or an ensemble's vote) that fails is not sent them: one line
+says so with the audit's figures, the output holds only its header, and the .run.json records
+why under "judge_skipped"; the report then uses the keyword rates and says why nothing was
+judged. --judge_failed_audit sends the rows anyway (the audit then runs after them). A failed
+audit call is retried by the next run; while the calls that failed could still change the
+verdict, the rows wait (exit 3). --audit 0: no audit, nothing gated.
+Exit codes: 0 done (the rows judged, or not sent because the judge failed its audit); 3 some
+rows or audit calls failed (the same command retries them; finished ones are kept and cached);
+2 a usage error (one line says what to fix).
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode").
+`vllm run-batch` (README, "Batch mode"). The audit's requests go in a batch of their own first,
+and the rows' batch follows only for a judge that passes (with --judge_failed_audit, one batch
+holds both): a judge's audit is batched once, then cached.
 Examples:
   python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_hard.csv
   python check_response.py --check_model=gpt4 --sample 200 --seed 1 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-80k.csv

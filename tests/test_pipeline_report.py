@@ -1,13 +1,15 @@
 """run_pipeline.sh end to end on the fake server (in-process, over HTTP), with a judge that
 calls every response a refusal, as the embedded 135M judge does: the judge fails its audit,
-and the pipeline's own report and the README's report command, run on the same run folder,
-write the same summary.csv and the same figure, both on the keyword rates. Also: the step
-headers, in order, with the number of rows stage 5 will judge; no failed files from a clean
-run; the self-built hard set flagged; --help."""
+so stage 5 sends it no row and the pipeline goes on to the report; the pipeline's own report
+and the README's report command, run on the same run folder, write the same summary.csv and
+the same figure, both on the keyword rates. Also: the step headers, in order, with the number
+of rows stage 5 would judge; each step's time and the closing table; no failed files from a
+clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -60,10 +62,23 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
     files = sorted((run / "5_results").glob("*_merged_*.csv"))
     rows = sum(min(200, len(pd.read_csv(f))) for f in files)
     header = next(ln for ln in proc.stdout.splitlines() if ln.startswith("=== 6."))
-    assert f"on {rows} rows" in header and "200 scored rows" in header and "audit: 100" in header
+    assert f"on {rows} rows" in header and "200 scored rows" in header
     assert rows < 200 * len(files)  # the demo's sets are small: the header must not promise the cap
-    # The judge audit is in every stage-5 run file; the fake judge fails it.
+    assert "audit first: 100 human-labelled responses" in header
+    # The judge audit is in every stage-5 run file; the fake judge fails it, and no row is sent.
     assert "-> FAILED" in proc.stdout
+    judged = sorted((run / "6_judged").glob("*.run.json"))
+    assert len(judged) == len(files)  # a record for every stage-4 result, none of them judged
+    records = [json.loads(f.read_text()) for f in judged]
+    assert all(r["judge_skipped"]["reason"] == "failed" and r["rows_written"] == 0 for r in records)
+    assert sum(r["judge_skipped"]["rows_not_sent"] for r in records) == rows
+    assert f"the {rows} row(s) of {len(judged)} of {len(judged)} file(s) were not sent" in proc.stdout
+    # Each step's time as it ends, then the table of steps and times.
+    ended = re.findall(r"^--- (.+): ([\d.]+) s$", proc.stdout, re.M)
+    table = proc.stdout[proc.stdout.index("=== step times"):].splitlines()[1:]
+    assert [name for name, _ in ended] == [ln.rsplit(None, 1)[0] for ln in table[:len(ended)]]
+    assert [n.split(".")[0] for n, _ in ended] == ["1", "2", "3", "4", "5a", "5b", "5c", "5d", "6", "7"]
+    assert table[len(ended)].split()[0] == "total"
     # A clean run leaves no failed files behind.
     assert list(run.rglob("*_failed*.csv")) == []
 
@@ -75,13 +90,13 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
         assert (pipeline / name).read_bytes() == (readme / name).read_bytes(), name
 
     summary = pd.read_csv(pipeline / "summary.csv", keep_default_na=False)
-    assert set(summary["hard_sample_judge_audit"]) == {"failed"}
-    assert set(summary["hard_corrected_used"].astype(str)) == {"False"}
+    assert set(summary["hard_scored_by"]) == {"keyword"} and set(summary["hard_judged_sample"]) == {0}
     # the score is on keyword rates, never on the failed judge's corrected ones
     for _, r in summary.iterrows():
         assert float(r["tradeoff_score"]) == pytest.approx(float(r["toxic_rejection_pct"]) - float(r["hard_rejection_pct"]))
     page = (pipeline / "report.html").read_text(encoding="utf-8")
     assert "Judge fake failed its audit" in page and "<h2 id=\"judges\">Judges</h2>" in page
+    assert "FAILED: not sent the rows, nothing judged" in page and "No row was judged" in page
     assert page.index("<h2>Summary</h2>") < page.index('<h2 id="warnings">') < page.index('<h2 id="judges">')
     assert "high by construction" in page  # both targets chose the hard set's prompts (HARD_K=1)
     assert "--prefer" not in page  # nobody overrode the choice

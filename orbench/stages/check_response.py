@@ -24,13 +24,14 @@ from ..jobs import Failed, Job, Outcome
 from ..judged_sample import (
     SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
 )
+from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
 from ..llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
 from ..resume import write_atomic
-from ..runinfo import endpoint_info, read_runinfo, write_runinfo
+from ..runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
 from ..runner import run_stage
 from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
 from ..summary import rejection_summary
@@ -116,6 +117,7 @@ class CheckResponse(StageSpec):
         p.add_argument("--output_path", default=None,
                        help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
         add_audit_option(p)
+        gate.add_gate_option(p)
 
     def check(self) -> None:
         if self.args.sample is not None and self.args.limit is not None:
@@ -145,6 +147,10 @@ class CheckResponse(StageSpec):
         self.rounds: dict[str, Any] | None = None
         decide = (lambda cats: combine(cats, self.args.vote)[0]) if self.is_ensemble else None
         self.audit = StageAudit(self.args.audit, self.names, decide, self.args.vote)
+        # The audit runs first and decides whether the rows are sent (judge_audit.gate), unless
+        # --judge_failed_audit: then nothing waits on it and it runs after the rows, as before.
+        self.gates = bool(self.audit.jobs) and not self.args.judge_failed_audit
+        self.skip: gate.Skip | None = None
         if self.sampler is not None and not self.sampler.cands:
             why = f"no row has a True/False {COL_IS_REJECTED!r}" if self.has_keyword else "no row has a response"
             warn(f"{self.args.input_file}: nothing to sample, {why}; the output will have no rows")
@@ -241,24 +247,55 @@ class CheckResponse(StageSpec):
     def judge_requests(self, messages: list[dict[str, str]]) -> list[ChatRequest]:
         return [self.request(messages, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
 
-    def side_requests(self) -> list[ChatRequest]:
+    def audit_requests(self) -> list[ChatRequest]:
         return [r for messages in self.audit.messages() for r in self.judge_requests(messages)]
+
+    def side_requests(self) -> list[ChatRequest]:
+        """The audit's requests join the rows' batch only when they come after the rows."""
+        return [] if self.gates else self.audit_requests()
+
+    def _audit_first(self) -> str | None:
+        """Run the audit before the rows and decide whether they are sent (self.skip); a batch
+        mode's message when it stops before the audit is answered (--batch_export)."""
+        ready = self.ctx.first(self.audit_requests())
+        if isinstance(ready, str):
+            return ("The judge's audit comes first: a judge that fails it is not paid for the rows. " + ready
+                    + "\nThe rows' requests are planned once the audit's replies are in and the judge passes.")
+        ask, batch = ready
+        self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)), batch)
+        self.skip = gate.decide(self.audit.record, self._rows_to_judge(), self.args.judge_failed_audit)
+        return None
+
+    def _rows_to_judge(self) -> int:
+        """How many rows the run would judge (a grown sample: at most this many)."""
+        return len(self.all_jobs if self.sampler is None else self.sampler.plan(self.args.sample).jobs)
 
     # ---- the end
 
     def run(self, run_rows: RunRows) -> StageResult | str:
-        """Every row; or the sample, in one round or (--target_halfwidth) a pilot and one extension."""
+        """The audit first (unless --judge_failed_audit); then, unless it holds them back, every
+        row, or the sample in one round or (--target_halfwidth) a pilot and one extension."""
+        if self.gates:
+            message = self._audit_first()
+            if message is not None:
+                return message
+        audit = {"audit": self.audit.record} if self.gates else {}
         if self.sampler is None:
             info = {"sample_size": None, "sample_seed": None, "sampled_rows": len(self.all_jobs),
-                    "population_rows": len(candidates(self.all_jobs, self.has_keyword))}
+                    "population_rows": len(candidates(self.all_jobs, self.has_keyword)), **audit}
+            if self.skip is not None:
+                return run_rows([], {**info, "judge_skipped": self.skip.record}, None, self.skip.final)
             return run_rows(self.all_jobs, info, self._transform(None, None), True)
+        if self.skip is not None:  # what would have been judged, and why it was not
+            plan = self.sampler.plan(self.args.sample)
+            return run_rows([], {**plan.info, **audit, "judge_skipped": self.skip.record}, None, self.skip.final)
         results: list[StageResult | str] = []
 
         def run_round(plan: SamplePlan, keep: SamplePlan, last: bool) -> tuple[list[dict[str, str]], bool]:
             if results and isinstance(results[-1], str):  # batch mode stopped in an earlier round
                 return [], False
             self.current_pi = dict(plan.pi)
-            results.append(run_rows(plan.jobs, plan.info, self._transform(plan, keep), last))
+            results.append(run_rows(plan.jobs, {**plan.info, **audit}, self._transform(plan, keep), last))
             last_result = results[-1]
             if isinstance(last_result, str):
                 return [], False
@@ -280,6 +317,9 @@ class CheckResponse(StageSpec):
         return transform
 
     def finish(self, result: StageResult) -> int | None:
+        if self.skip is not None:
+            print(gate.skip_line(self.skip, str(runinfo_path(self.output().path))), file=sys.stderr)
+            return self.audit.exit_code(self.args)
         unscored_path = self.unscored_path()
         unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
         if unscored:
@@ -290,9 +330,9 @@ class CheckResponse(StageSpec):
         extra: dict[str, Any] = dict(self.rounds or {})
         if self.is_ensemble:
             extra["judge_agreement"] = self._agreement(result)
-        # After the rows: in batch mode the audit's replies are in the cache by now.
-        ask = self.ctx.ask
-        extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
+        if not self.gates:  # --judge_failed_audit: after the rows (in batch mode, from their batch)
+            ask = self.ctx.ask
+            extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
         write_runinfo(self.output().path, result.info.updated(extra))
         if unscored:
             print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
