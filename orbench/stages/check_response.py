@@ -245,7 +245,8 @@ class CheckResponse(StageSpec):
     # ---- the judge's audit (orbench.judge_audit): the same requests, on human-labelled rows
 
     def judge_requests(self, messages: list[dict[str, str]]) -> list[ChatRequest]:
-        return [self.request(messages, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
+        grammar = judge_grammar(int(self.args.max_tokens))  # (only endpoints that declare grammars get it)
+        return [self.request(messages, model=i, grammar=grammar) for i in range(len(self.names))]
 
     def audit_requests(self) -> list[ChatRequest]:
         return [r for messages in self.audit.messages() for r in self.judge_requests(messages)]
