@@ -128,6 +128,39 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def run(*, repo: Path = ROOT, venv: Path | None = None, pip_cache: Path | None = None, scratch: Path | None = None,
+        repeats: int = 1, max_load: float | None = None, section: str = "demo", log=print) -> dict:
+    """Time the README's main command ``repeats`` times; save and return the results."""
+    mach = machine()
+    log(f"the README's main command on {describe_machine(mach)}; clone of {repo}")
+    runs = []
+    for rep in range(repeats):
+        wait_for_quiet(max_load, log=log)
+        folder = scratch or Path(tempfile.mkdtemp(prefix="orbench-bench-demo-"))
+        if scratch is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            runs.append(run_once(repo.resolve(), venv, pip_cache, folder))
+        finally:
+            if scratch is None:
+                shutil.rmtree(folder, ignore_errors=True)
+        r = runs[-1]
+        log(f"  [{rep + 1}/{repeats}] exit {r['returncode']}: pipeline {r['pipeline_wall_s']:.1f} s"
+            + (f", install {r['install_s']:.1f} s" if r["install_s"] is not None else "")
+            + f"; load average {r['load_at_start']} at the start, {r['load_at_end']} at the end")
+        if r["returncode"] != 0:
+            log("\n".join(r["stdout_tail"]) + "\n" + r["stderr_tail"])
+    walls = [r["pipeline_wall_s"] for r in runs]
+    typical = min(runs, key=lambda r: abs(r["pipeline_wall_s"] - median(walls)))
+    result = {"section": section, "machine": mach, "repo": str(repo), "repeats": repeats,
+              "venv": str(venv) if venv else None, "pip_cache_dir": str(pip_cache or ""),
+              "pipeline_wall_s": median(walls), "pipeline_walls_s": walls, "typical": typical,
+              "returncode": max(r["returncode"] for r in runs), "runs": runs}
+    save_results(section, result)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repo", type=Path, default=ROOT, help="the repository to clone (default: this one)")
@@ -140,35 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max_load", type=float, default=None,
                    help="before each run, wait until the 1-minute load average is below this")
     args = p.parse_args(argv)
-    mach = machine()
-    print(f"the README's main command on {describe_machine(mach)}; clone of {args.repo}", flush=True)
-    runs = []
-    for rep in range(args.repeats):
-        wait_for_quiet(args.max_load)
-        scratch = args.scratch or Path(tempfile.mkdtemp(prefix="orbench-bench-demo-"))
-        if args.scratch and scratch.exists():
-            shutil.rmtree(scratch)
-        scratch.mkdir(parents=True, exist_ok=True)
-        try:
-            runs.append(run_once(args.repo.resolve(), args.venv, args.pip_cache_dir, scratch))
-        finally:
-            if args.scratch is None:
-                shutil.rmtree(scratch, ignore_errors=True)
-        r = runs[-1]
-        print(f"  [{rep + 1}/{args.repeats}] exit {r['returncode']}: pipeline {r['pipeline_wall_s']:.1f} s"
-              + (f", install {r['install_s']:.1f} s" if r["install_s"] is not None else "")
-              + f"; load average {r['load_at_start']} at the start, {r['load_at_end']} at the end", flush=True)
-        if r["returncode"] != 0:
-            print("\n".join(r["stdout_tail"]) + "\n" + r["stderr_tail"], file=sys.stderr)
-    walls = [r["pipeline_wall_s"] for r in runs]
-    typical = min(runs, key=lambda r: abs(r["pipeline_wall_s"] - median(walls)))
-    result = {"section": "demo", "machine": mach, "repo": str(args.repo), "repeats": args.repeats,
-              "venv": str(args.venv) if args.venv else None, "pip_cache_dir": str(args.pip_cache_dir or ""),
-              "pipeline_wall_s": median(walls), "pipeline_walls_s": walls, "typical": typical, "runs": runs}
-    save_results("demo", result)
+    result = run(repo=args.repo, venv=args.venv, pip_cache=args.pip_cache_dir, scratch=args.scratch,
+                 repeats=args.repeats, max_load=args.max_load, log=lambda m: print(m, flush=True))
     print(markdown(result))
-    return max(r["returncode"] for r in runs)
-
+    return result["returncode"]
 
 if __name__ == "__main__":
     sys.exit(main())

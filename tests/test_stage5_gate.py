@@ -272,6 +272,7 @@ def test_the_report_on_skipped_samples_keeps_the_keyword_rates_and_says_why_noth
     md = rp.summary_markdown(rep)
     assert "FAILED: not sent the rows, nothing judged" in md and "keyword rules" in md
     assert "its rates and corrected rates are in the details" not in md  # there are none
+    assert "An audit of 20 rows (fewer than stage 5's default 100) has wide intervals" in md
     out = tmp_path / "report"
     assert rp.main([str(run / "5_results"), str(run / "6_judged"), "--output_dir", str(out)]) == 0
     page = (out / "report.html").read_text(encoding="utf-8")

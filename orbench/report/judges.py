@@ -88,6 +88,20 @@ def collect_audits(files: Sequence[ResultFile]) -> dict[str, JudgeAudit]:
     return out
 
 
+FULL_AUDIT = 100  # stage 5's --audit default
+
+
+def audit_rule(audits: dict[str, JudgeAudit]) -> str:
+    """AUDIT_RULE, and what a small audit is worth when one of the judges had one."""
+    small = sorted({a.size for a in audits.values() if 0 < a.size < FULL_AUDIT})
+    if not small:
+        return AUDIT_RULE
+    sizes = " and ".join(str(n) for n in small)
+    return (AUDIT_RULE + f" An audit of {sizes} rows (fewer than stage 5's default {FULL_AUDIT}) has wide "
+            f"intervals (at 20 rows, about ±0.35 on kappa): enough to show a judge that fails by far, whose "
+            f"kappa interval ends below {MIN_KAPPA:g}, but a judge that passes on so few rows is not shown to be good.")
+
+
 def _interval(d: dict | None, digits: int = 1) -> str:
     if not d or d.get("value") is None or (isinstance(d["value"], float) and math.isnan(d["value"])):
         return "–"

@@ -318,15 +318,15 @@ class CheckResponse(StageSpec):
         return transform
 
     def finish(self, result: StageResult) -> int | None:
-        if self.skip is not None:
-            print(gate.skip_line(self.skip, str(runinfo_path(self.output().path))), file=sys.stderr)
-            return self.audit.exit_code(self.args)
         unscored_path = self.unscored_path()
         unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
         if unscored:
             write_atomic(unscored_path, self.columns(), unscored)
         elif unscored_path.exists():
             unscored_path.unlink()
+        if self.skip is not None:  # no row was sent: the line that says why, and the way on
+            print(gate.skip_line(self.skip, str(runinfo_path(self.output().path))), file=sys.stderr)
+            return self.audit.exit_code(self.args)
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
         extra: dict[str, Any] = dict(self.rounds or {})
         if self.is_ensemble:
