@@ -4,8 +4,8 @@
 # run folder. Each step prints its wall time as it ends, and the script ends with a table of
 # steps and times.
 #
-# Defaults run offline on the embedded SmolLM2-135M-Instruct model, sized to finish in about
-# 4 minutes on 2 cores (README, "The pipeline in one command", says what each default costs).
+# Defaults run offline on the embedded SmolLM2-135M-Instruct model, sized to finish within 5
+# minutes on an idle 2-core machine (README, "The pipeline in one command": what each costs).
 # Point it at real models to run the real benchmark, e.g.
 #   GENERATOR_MODEL=mixtral REWRITER_MODEL=mixtral MODERATOR_MODELS=gpt4,llama3,gemini-1.5 \
 #   TARGET_MODEL=gpt-4o JUDGE_MODEL=gpt4 SEEDS_PER_CATEGORY=2000 PROMPTS_PER_SET=0 \
