@@ -162,6 +162,12 @@ def test_failed_audit_calls_that_cannot_save_a_failing_judge_do_not_hold_it(harn
     info = runinfo(harness.work / OUT)
     assert info["audit"]["verdict"] == "incomplete" and info["audit"]["settled"] == "failed"
     assert info["judge_skipped"]["reason"] == "failed" and info["complete"] is True and row_requests(srv) == []
+    # The report calls it failed too, and says why an unfinished audit already decides.
+    from orbench import report as rp
+
+    judge = rp.build_report([harness.work / "r.csv", harness.work / OUT], datasets={"r*.csv": "hard"}).judges["fake"]
+    assert judge.status == "failed" and judge.nothing_judged
+    assert judge.reasons[0] == "it fails whatever its 2 failed audit call(s) would say"
 
 
 def test_an_ensemble_is_gated_by_its_vote(harness):

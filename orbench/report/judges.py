@@ -77,15 +77,23 @@ def collect_audits(files: Sequence[ResultFile]) -> dict[str, JudgeAudit]:
         if not audits:
             out[judge] = JudgeAudit(judge=judge, status=NOT_AUDITED)
             continue
-        best = max(audits, key=_quality)
-        records = list(best["judges"]) + ([best["vote"]] if best.get("vote") else [])
-        deciding = best.get("vote") or best["judges"][0]
-        status = str(best.get("verdict") or deciding.get("verdict"))
-        out[judge] = JudgeAudit(judge=judge, status=status if status in (PASSED, FAILED, INCOMPLETE) else NOT_AUDITED,
-                                records=records, size=int(best.get("size") or 0),
-                                reasons=list(deciding.get("reasons") or []), skipped=sum(marks),
-                                judged=len(marks) - sum(marks))
+        out[judge] = _judge_audit(judge, max(audits, key=_quality), marks)
     return out
+
+
+def _judge_audit(judge: str, best: dict[str, Any], marks: list[bool]) -> JudgeAudit:
+    records = list(best["judges"]) + ([best["vote"]] if best.get("vote") else [])
+    deciding = best.get("vote") or best["judges"][0]
+    status = str(best.get("verdict") or deciding.get("verdict"))
+    reasons = list(deciding.get("reasons") or [])
+    settled = best.get("settled")
+    if status == INCOMPLETE and settled in (PASSED, FAILED):  # its failed calls can no longer change it
+        reasons = [f"it {'passes' if settled == PASSED else 'fails'} whatever its {deciding.get('failed')} failed "
+                   f"audit call(s) would say"] + reasons
+        status = settled
+    return JudgeAudit(judge=judge, status=status if status in (PASSED, FAILED, INCOMPLETE) else NOT_AUDITED,
+                      records=records, size=int(best.get("size") or 0), reasons=reasons, skipped=sum(marks),
+                      judged=len(marks) - sum(marks))
 
 
 FULL_AUDIT = 100  # stage 5's --audit default
