@@ -9,6 +9,7 @@ clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""
 from __future__ import annotations
 
 import hashlib
+from contextlib import nullcontext
 import json
 import os
 import re
@@ -42,8 +43,9 @@ def pipeline_responder(request):
     return protocol_responder(request)
 
 
-def run_pipeline(tmp_path, *args, extra_env=None):
-    with FakeOpenAIServer(pipeline_responder) as srv:
+def run_pipeline(tmp_path, *args, extra_env=None, server=None):
+    """run_pipeline.sh on a fake server (``server``, or a new one for this run)."""
+    with FakeOpenAIServer(pipeline_responder) if server is None else nullcontext(server) as srv:
         models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
         env = {**os.environ, "ORBENCH_MODELS_FILE": str(models), KEY_ENV: KEY, "PYTHON": sys.executable,
                "GENERATOR_MODEL": "fake", "REWRITER_MODEL": "fake", "MODERATOR_MODELS": "fake",
@@ -52,9 +54,16 @@ def run_pipeline(tmp_path, *args, extra_env=None):
         return subprocess.run(["bash", str(PIPELINE), *args], env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_path):
+@pytest.fixture
+def server():
+    srv = FakeOpenAIServer(pipeline_responder).start()
+    yield srv
+    srv.stop()
+
+
+def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_path, server):
     run = tmp_path / "run"
-    proc = run_pipeline(tmp_path, "--run_dir", str(run))
+    proc = run_pipeline(tmp_path, "--run_dir", str(run), server=server)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = re.findall(r"^=== (\S+)\. ", proc.stdout, re.M)
     assert steps == ["1", "2", "3", "4", "5a", "5b", "5c", "5d", "6", "7"]
@@ -100,6 +109,19 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
     assert page.index("<h2>Summary</h2>") < page.index('<h2 id="warnings">') < page.index('<h2 id="judges">')
     assert "high by construction" in page  # both targets chose the hard set's prompts (HARD_K=1)
     assert "--prefer" not in page  # nobody overrode the choice
+
+    # The same command with JUDGE_FAILED_AUDIT=1: the rows are judged anyway (the rest resumes
+    # from the files and the cache), and the report shows the failed judge's verdicts, set aside.
+    again = run_pipeline(tmp_path, "--run_dir", str(run), extra_env={"JUDGE_FAILED_AUDIT": "1"},
+                         server=server)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    records = [json.loads(f.read_text()) for f in sorted((run / "6_judged").glob("*.run.json"))]
+    assert all("judge_skipped" not in r and r["audit"]["verdict"] == "failed" for r in records)
+    assert sum(r["rows_written"] for r in records) == rows
+    summary = pd.read_csv(pipeline / "summary.csv", keep_default_na=False)
+    assert set(summary["hard_sample_judge_audit"]) == {"failed"}
+    assert set(summary["hard_corrected_used"].astype(str)) == {"False"}
+    assert "its rates and corrected rates are in the details" in (pipeline / "summary.md").read_text()
 
 
 def test_help_and_bad_settings(tmp_path):
