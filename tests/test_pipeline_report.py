@@ -9,6 +9,7 @@ clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from contextlib import nullcontext
 import json
 import os
@@ -41,6 +42,13 @@ def pipeline_responder(request):
         if hashlib.sha256(user.encode()).digest()[0] % 2:
             return REFUSAL
     return protocol_responder(request)
+
+
+def _bench_demo():
+    spec = importlib.util.spec_from_file_location("bench_demo", REPO_ROOT / "benchmarks" / "bench_demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_pipeline(tmp_path, *args, extra_env=None, server=None):
@@ -88,6 +96,12 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
     assert [name for name, _ in ended] == [ln.rsplit(None, 1)[0] for ln in table[:len(ended)]]
     assert [n.split(".")[0] for n, _ in ended] == ["1", "2", "3", "4", "5a", "5b", "5c", "5d", "6", "7"]
     assert table[len(ended)].split()[0] == "total"
+    # benchmarks/bench_demo.py reads the same table, and the calls from the run records.
+    bench = _bench_demo()
+    steps, total = bench.step_table(proc.stdout)
+    assert [(n, float(t)) for n, t in ended] == steps and total is not None
+    judged_counts = bench.folder_counts(run)["6_judged"]
+    assert (judged_counts["audit_requests"], judged_counts["requests"], judged_counts["rows_not_sent"]) == (100, 0, rows)
     # A clean run leaves no failed files behind.
     assert list(run.rglob("*_failed*.csv")) == []
 
