@@ -12,7 +12,9 @@ Out: ./{input stem}_response_check_merged_{check_model}.csv with columns
      ..._response_check_failed_{check_model}.csv. Settings and counts: .run.json beside it.
 At the end it prints the rejection rate per category (refusal = direct_refusal or
 indirect_refusal), with the counts of scored, unscored and failed rows.
-Defaults: --check_model=local, temperature 0, max_tokens 1000.
+Defaults: --check_model=local, temperature 0, max_tokens 1000. On an endpoint held to the format by
+a grammar (the embedded model), the judge's reason is cut short enough that its verdict fits
+within --max_tokens (below 150 tokens: about 3 characters of reason per token).
 
 A judged sample (--sample N --seed S): judges a random sample of N of the input's scored rows
 (stage 4 said True or False; without that column, rows with a response), all of them when
