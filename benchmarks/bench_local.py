@@ -1,8 +1,8 @@
 """The embedded model (SmolLM2-135M-Instruct on llama.cpp): tokens/s through stage 4 against the
-same requests sent straight to the llama.cpp server, and the wall time of the main command.
+same requests sent straight to the llama.cpp server. (The main command's wall time:
+benchmarks/bench_demo.py.)
 
     python benchmarks/bench_local.py tokens [--repeats 3] [--max_tokens 128]
-    python benchmarks/bench_local.py pipeline [--run_dir /tmp/bench_pipeline] [--repeats 3]
 
 ``tokens`` starts ``python -m orbench.local_server serve`` once (with a fresh cache folder),
 then, in turn and alternating:
@@ -12,9 +12,6 @@ then, in turn and alternating:
   to that URL, so it uses the same server.
 All send the 8 prompts of examples/sample_prompts.csv, temperature 0, --max_tokens.
 tokens/s = completion tokens reported by the server / seconds.
-
-``pipeline`` times ``./run_pipeline.sh --run_dir DIR`` (a fresh DIR and a fresh
-ORBENCH_CACHE_DIR, so nothing is resumed or cached), as the README runs it.
 """
 
 from __future__ import annotations
@@ -116,46 +113,6 @@ def run_tokens(*, repeats: int = 3, max_tokens: int = 128, max_load: float | Non
     return result
 
 
-def _pipeline_once(run_dir: Path) -> dict:
-    shutil.rmtree(run_dir, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix="orbench-bench-pipeline-cache-") as cache:
-        env = {"PYTHON": PYTHON, "ORBENCH_CACHE_DIR": cache, "ORBENCH_LOCAL_URL": ""}  # nothing reused
-        t = run_timed(["./run_pipeline.sh", "--run_dir", str(run_dir)], env=env)
-    # Each stage command records its own seconds, requests and tokens beside its output.
-    per_folder: dict[str, dict[str, float]] = {}
-    for info_path in sorted(run_dir.glob("*/*.run.json")):
-        info = json.loads(info_path.read_text())
-        agg = per_folder.setdefault(info_path.parent.name, {"commands": 0, "seconds": 0.0, "rows_written": 0,
-                                                            "requests": 0, "cached": 0, "completion_tokens": 0})
-        agg["commands"] += 1
-        agg["requests"] += info.get("requests", info.get("calls")) or 0  # stage 1 says "calls"
-        for key in ("seconds", "rows_written", "cached", "completion_tokens"):
-            agg[key] += info.get(key) or 0
-    return {"returncode": t.returncode, "wall_s": t.wall_s, "cpu_s_children": t.cpu_s, "load1": t.load1,
-            "steps": [line for line in t.stdout.splitlines() if line.startswith("=== ")],
-            "per_folder": per_folder, "stdout_tail": t.stdout.splitlines()[-12:], "stderr_tail": t.stderr_tail}
-
-
-def run_pipeline(*, run_dir: Path = Path("/tmp/bench_pipeline"), repeats: int = 1, max_load: float | None = None,
-                 log=print) -> dict:
-    mach = machine()
-    log(f"./run_pipeline.sh --run_dir {run_dir} on {describe_machine(mach)}")
-    runs = []
-    for rep in range(repeats):
-        wait_for_quiet(max_load, log=log)
-        runs.append(_pipeline_once(run_dir))
-        log(f"  [{rep + 1}/{repeats}] exit {runs[-1]['returncode']} after {runs[-1]['wall_s']:.0f} s "
-            f"(load average {runs[-1]['load1']:.1f} at the start)")
-    walls = [r["wall_s"] for r in runs]
-    typical = min(runs, key=lambda r: abs(r["wall_s"] - median(walls)))  # the run at the median
-    result = {"section": "pipeline", "machine": mach, "repeats": repeats,
-              "command": f"PYTHON={PYTHON} ORBENCH_CACHE_DIR=$(mktemp -d) ./run_pipeline.sh --run_dir {run_dir}",
-              "wall_s": median(walls), "walls_s": walls, "returncode": max(r["returncode"] for r in runs),
-              "per_folder": typical["per_folder"], "runs": runs}
-    save_results("pipeline", result)
-    return result
-
-
 def markdown_tokens(result: dict) -> str:
     s = result["summary"]
     names = {"direct_bare_c2": "direct, AsyncOpenAI, 2 in flight", "direct_sequential": "direct, one at a time",
@@ -175,16 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--repeats", type=int, default=3)
     t.add_argument("--max_tokens", type=int, default=128)
     t.add_argument("--max_load", type=float, default=None, help="before each repeat, wait until the 1-min load average is below this")
-    pp = sub.add_parser("pipeline")
-    pp.add_argument("--run_dir", type=Path, default=Path("/tmp/bench_pipeline"))
-    pp.add_argument("--repeats", type=int, default=1)
-    pp.add_argument("--max_load", type=float, default=None, help="before each run, wait until the 1-min load average is below this")
     args = p.parse_args(argv)
-    if args.what == "tokens":
-        print(markdown_tokens(run_tokens(repeats=args.repeats, max_tokens=args.max_tokens, max_load=args.max_load)))
-    else:
-        r = run_pipeline(run_dir=args.run_dir, repeats=args.repeats, max_load=args.max_load)
-        print(f"median wall {r['wall_s']:.0f} s of {r['walls_s']}, exit {r['returncode']}")
+    print(markdown_tokens(run_tokens(repeats=args.repeats, max_tokens=args.max_tokens, max_load=args.max_load)))
     return 0
 
 

@@ -114,13 +114,15 @@ class Timed:
         return self
 
 
-def run_timed(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Timed:
-    """Run a command, wait for it with wait4 (so the rusage is this child's alone) and time it."""
+def run_timed(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path = ROOT,
+              drop: Sequence[str] = ()) -> Timed:
+    """Run a command, wait for it with wait4 (so the rusage is this child's alone) and time it.
+    Its environment: this one without the names in ``drop``, plus ``env``."""
     load1 = os.getloadavg()[0]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(list(argv), stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
-                                env={**os.environ, **(env or {})})
+                                env={**{k: v for k, v in os.environ.items() if k not in drop}, **(env or {})})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)

@@ -12,7 +12,7 @@ Sections:
   cached    stage 4 over 80,000 rows from a warm cache; re-run of a complete output
   refusal   refusal detection (`scored`, `generic`, the family rules) over 80,000 responses (benchmarks/bench_refusal.py)
   local     the embedded model: tokens/s through stage 4 vs straight to llama.cpp
-  pipeline  wall time of ./run_pipeline.sh (the README's main command)
+  pipeline  wall time of ./run_pipeline.sh (the README's main command) in a fresh clone, per step (bench_demo.py)
   help      --help of every command (benchmarks/bench_help.py)
 
 Results go to benchmarks/results/{section}.json (git-ignored), with the machine they ran on.
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_cached, bench_help, bench_local, bench_stages  # noqa: E402
+from benchmarks import bench_cached, bench_demo, bench_help, bench_local, bench_stages  # noqa: E402
 from benchmarks.common import PYTHON, RESULTS_DIR, describe_machine, machine, run_timed, save_results, wait_for_quiet  # noqa: E402
 
 SECTIONS = ("stage4", "stage4_whole", "stage3", "stage5", "cached", "refusal", "local", "pipeline", "help")
@@ -93,15 +93,10 @@ def report(section: str) -> str:
     if section == "local":
         return head + bench_local.markdown_tokens(r) + f"\nmedian of {r['repeats']} runs, max_tokens {r['max_tokens']}\n"
     if section == "pipeline":
-        walls = ", ".join(f"{w:.0f}" for w in r.get("walls_s", [r["wall_s"]]))
-        lines = [f"`{r['command']}`: median {r['wall_s']:.0f} s wall of {r.get('repeats', 1)} run(s) ({walls} s), "
-                 f"exit {r['returncode']}; the run nearest the median, by output folder:", "",
-                 "| folder | commands | rows written | requests | cached replies | completion tokens | seconds (sum of .run.json) |",
-                 "|---|---:|---:|---:|---:|---:|---:|"]
-        for folder, a in r.get("per_folder", {}).items():
-            lines.append(f"| {folder} | {a['commands']} | {a['rows_written']} | {a['requests']} | {a['cached']} "
-                         f"| {a['completion_tokens']} | {a['seconds']:.1f} |")
-        return head + "\n".join(lines) + "\n"
+        walls = ", ".join(f"{w:.0f}" for w in r.get("pipeline_walls_s", []))
+        return (head + f"./run_pipeline.sh in a fresh clone (benchmarks/bench_demo.py --venv, a cold response cache): "
+                f"median {r['pipeline_wall_s']:.0f} s of {r['repeats']} run(s) ({walls} s), exit {r['returncode']}; "
+                f"the run nearest the median:\n\n" + bench_demo.markdown(r) + "\n")
     if section == "refusal":
         s = r["summary"]
         scored = (f"; scored: median {s['scored_median_s']} s (target <= {s['scored_target_s']} s: "
@@ -138,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "local":
                 bench_local.run_tokens(repeats=args.repeats, max_load=args.max_load)
             elif section == "pipeline":
-                bench_local.run_pipeline(repeats=args.repeats, max_load=args.max_load)
+                bench_demo.run(venv=Path(sys.executable).parents[1], repeats=args.repeats, max_load=args.max_load,
+                               section="pipeline")
     print()
     for section in sections:
         print(report(section))

@@ -178,10 +178,23 @@ def moderator_grammar() -> str:
     return f'root ::= reason " [[" choice "]]"\n{_REASON}\nchoice ::= {_alternatives(MODERATION_OPTIONS)}\n'
 
 
-def judge_grammar() -> str:
+# Room the judge's reason leaves for " [[verdict]]" within max_tokens, and the characters a
+# token of reason is counted for: the reason is cut short enough that the verdict always fits
+# (a verdict cut off by max_tokens would be unscored), and never longer than _REASON's 400.
+VERDICT_TOKENS = 12
+CHARS_PER_TOKEN = 3
+
+
+def judge_grammar(max_tokens: int | None = None) -> str:
+    """The judge's format; with ``max_tokens``, a reason short enough that the verdict fits
+    (max_tokens 150 or more: the usual 400 characters)."""
     from .constants import JUDGE_CLASSES
 
-    return f'root ::= reason " [[" verdict "]]"\n{_REASON}\nverdict ::= {_alternatives(JUDGE_CLASSES)}\n'
+    reason = _REASON
+    if max_tokens is not None:
+        chars = max(20, min(400, CHARS_PER_TOKEN * (max_tokens - VERDICT_TOKENS)))
+        reason = _REASON.replace("{1,400}", f"{{1,{chars}}}")
+    return f'root ::= reason " [[" verdict "]]"\n{reason}\nverdict ::= {_alternatives(JUDGE_CLASSES)}\n'
 
 
 def prompt_list_grammar(n: int) -> str:

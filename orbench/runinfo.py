@@ -52,6 +52,7 @@ class RunRecord:
     sample_size: int | None = None  # stage 5 --sample: the output is a judged sample of input_path
     sample_design: dict | None = None  # its design (orbench.design.Design.as_info)
     audit: dict | None = None  # stage 5: the judge's audit (orbench.judge_audit)
+    judge_skipped: dict | None = None  # stage 5: its rows were not sent, the audit said no (judge_audit.gate)
     complete: bool | None = None
     rows_total: int | None = None
     rows_done: int | None = None
@@ -227,11 +228,14 @@ def endpoint_info(client: "LLMClient") -> dict[str, Any]:
             "family": e.family}
 
 
-def client_info(clients: "Sequence[LLMClient]") -> dict[str, Any]:
-    return {
+def client_info(clients: "Sequence[LLMClient]", since: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The clients' counts (requests, cached, failed, tokens); ``since``: minus an earlier
+    client_info of the same clients (what was spent before, e.g. stage 5's audit)."""
+    info = {
         "requests": sum(c.stats.requests for c in clients),
         "cached": sum(c.stats.cached for c in clients),
         "failed_requests": sum(c.stats.failed for c in clients),
         "prompt_tokens": sum(c.stats.prompt_tokens for c in clients),
         "completion_tokens": sum(c.stats.completion_tokens for c in clients),
     }
+    return {k: v - (since or {}).get(k, 0) for k, v in info.items()}

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from .backends import Backend, Online, answer_all
 from .batch import BatchOptions, add_batch_options, batch_options, run_batch_phase
+from .batch.plan import collect
 from .cli import add_run_options, make_client, make_parser, open_cache, rows_exit_code, run_cli
 from .errors import UserError, warn
 from .inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
@@ -27,7 +28,7 @@ from .resume import StageOutput
 from .runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
 from .rounds import run_rounds
 from .runplan import lines_for_requests, one_line, stage_label
-from .spec import GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
+from .spec import Ask, GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
 
 
 def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None,
@@ -70,7 +71,8 @@ def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None,
                       spec_cls.aliases, seed=args.limit_seed) if spec_cls.input_option else PreparedRows([]))
     cache = open_cache(args)
     clients = [make_client(n, args, cache) for n in names]
-    spec.bind(RunContext(args=args, rows=rows, clients=clients, names=names))
+    spec.bind(RunContext(args=args, rows=rows, clients=clients, names=names,
+                         first=functools.partial(answer_first, spec, batch)))
     if isinstance(spec, GeneratorSpec):
         return run_rounds(spec)
     result = spec.run(functools.partial(run_rows, spec, batch))
@@ -122,6 +124,26 @@ def first_requests(spec: StageSpec, jobs: Iterable[Job], clients: Sequence[LLMCl
     return planned
 
 
+def answer_first(spec: StageSpec, batch: BatchOptions | None,
+                 requests: Sequence[ChatRequest]) -> tuple[Ask, dict[str, Any] | None] | str:
+    """How requests a spec needs before its rows get their replies (RunContext.first): online,
+    the cache then the endpoint; in batch mode (but --batch_cancel), when the cache cannot
+    answer them all, a batch phase of just these requests first (recorded in the output's
+    batch sidecar, as the rows' later batches are), then its backend."""
+    assert spec.ctx is not None, "bind() first"
+    clients = spec.ctx.clients
+    backend: Backend = Online()
+    info = None
+    planned = [(clients[r.model], r) for r in requests]
+    if batch is not None and batch.mode != "cancel" and collect(planned).total:
+        phase = run_batch_phase(batch, requests=planned, clients=clients, output=spec.output().path,
+                                stage=spec.stage)
+        if phase.stop is not None:
+            return phase.stop
+        backend, info = phase.backend, phase.info
+    return functools.partial(answer_all, backend, clients), info
+
+
 def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None = None,
              extra_info: dict[str, Any] | None = None, transform: Transform | None = None,
              last_round: bool = True) -> StageResult | str:
@@ -146,7 +168,9 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
         write_runinfo(plan.path, record.updated(complete=False, rows_total=len(jobs)))
         print(stage_plan(spec, [j for j in jobs if j.key not in done], len(jobs)), flush=True)
         backend: Backend = Online()
-        if batch is not None:
+        if spec.ctx.baseline is None:  # the rows' first pass: what came before is not theirs
+            spec.ctx.baseline = client_info(clients)
+        if batch is not None and jobs:  # no jobs (stage 5 skipped its rows): nothing to batch
             todo = [j for j in jobs if j.key not in done]
             phase = run_batch_phase(batch, requests=first_requests(spec, todo, clients, args.max_prompt_chars),
                                     clients=clients, output=plan.path, stage=spec.stage)
@@ -165,7 +189,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
             "rows_failed": counts.failed,
             "rows_written": len(rows),
             **dict(counts.counters),
-            **client_info(clients),
+            **client_info(clients, spec.ctx.baseline),
             "seconds": round(time.time() - started, 3),
         })
         write_runinfo(plan.path, final)
@@ -209,6 +233,6 @@ def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[s
     try:
         return asyncio.run(go())
     except BaseException:
-        write_runinfo(spec.output().path,
-                      record.updated({"complete": False, "rows_total": len(jobs)}, client_info(clients)))
+        write_runinfo(spec.output().path, record.updated({"complete": False, "rows_total": len(jobs)},
+                                                         client_info(clients, spec.ctx.baseline)))
         raise

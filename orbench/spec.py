@@ -25,6 +25,7 @@ from .llm import CallFailed, ChatRequest, LLMClient, LLMResult
 from .runinfo import RunRecord
 
 Reply = LLMResult | CallFailed
+Ask = Callable[[Sequence[ChatRequest]], Awaitable[list[Reply]]]
 Transform = Callable[[list[dict[str, str]]], list[dict[str, str]]]
 
 
@@ -55,7 +56,15 @@ class RunContext:
     names: list[str]  # the model names as given, one per client
     # Set by the runner once it has chosen the backend: answers requests made outside the
     # rows (stage 5's audit, in finish()) the way the rows' were answered.
-    ask: Callable[[Sequence[ChatRequest]], Awaitable[list[Reply]]] | None = None
+    ask: Ask | None = None
+    # Set by the runner: answers requests a stage needs before its rows (stage 5's audit,
+    # which decides whether the rows are sent). Online, the cache then the endpoint; in batch
+    # mode, a batch of just those requests first. Gives (ask, the batch's record or None), or
+    # the message of a batch mode that stops there (--batch_export).
+    first: Callable[[Sequence[ChatRequest]], "tuple[Ask, dict[str, Any] | None] | str"] | None = None
+    # The clients' counts when the rows' first pass began (runner.run_rows): the run record
+    # counts the rows' requests, not those made before them.
+    baseline: dict[str, int] | None = None
 
 
 @dataclass
@@ -166,8 +175,9 @@ class StageSpec:
         return run_rows()
 
     def side_requests(self) -> list[ChatRequest]:
-        """Requests the stage makes besides its rows' (stage 5's judge audit, made in finish()
-        through ``self.ctx.ask``): batch planning sends them with the rows'."""
+        """Requests the stage makes besides its rows' after them (stage 5's judge audit with
+        --judge_failed_audit, made in finish() through ``self.ctx.ask``): batch planning sends
+        them with the rows'. Requests needed before the rows go through ``self.ctx.first``."""
         return []
 
     def finish(self, result: StageResult) -> int | None:

@@ -4,7 +4,8 @@
     python -m orbench.usable KIND STEP MODEL FILE...
 
 KIND: seeds (stage 1: any prompt), moderation (stage 3: any row decided toxic or safe),
-results (stage 4: any reply scored), judged (stage 5: any readable verdict). Prints nothing
+results (stage 4: any reply scored), judged (stage 5: any readable verdict, or no row sent
+because the judge failed its audit). Prints nothing
 and exits 0 when the files hold something usable; else one line naming the step, the model
 and the reason, and exit code 3 (a stage that finished without a usable row).
 """
@@ -67,11 +68,18 @@ def _column_reason(column: str, good: Callable[[str], bool], what: str) -> Calla
     return reason
 
 
+def _judged_reason(paths: Sequence[Path], rows: list[dict[str, str]]) -> str | None:
+    # A judge that failed its audit was sent no row on purpose: nothing to stop for.
+    if all(_record(p).get("judge_skipped") for p in paths):
+        return None
+    return _column_reason(COL_ANSWER_CATEGORY, lambda v: v in JUDGE_CLASSES, "has a readable verdict")(paths, rows)
+
+
 KINDS: dict[str, Callable[..., str | None]] = {
     "seeds": _seeds_reason,
     "moderation": _column_reason(COL_IS_TOXIC, lambda v: v in DECIDED, "was decided toxic or safe"),
     "results": _column_reason(COL_IS_REJECTED, lambda v: v in DECIDED, "has a scored reply"),
-    "judged": _column_reason(COL_ANSWER_CATEGORY, lambda v: v in JUDGE_CLASSES, "has a readable verdict"),
+    "judged": _judged_reason,
 }
 
 

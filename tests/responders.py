@@ -22,8 +22,10 @@ stage 5 (judge), in the response: GARBLE (no [[ ]]), LASTWINS, "instead" (indire
                                   a refusal opening (direct refusal); FAIL in the question.
 stage 5's judge audit:            a judge request whose question and response are a row of the
                                   shipped audit set; ``stage_of`` calls it "audit" (so that a
-                                  test counting a stage's own judge requests leaves it out) and
-                                  the responders answer it as any judge request.
+                                  test counting a stage's own judge requests leaves it out), and
+                                  ``protocol_responder`` answers it with the human label: a
+                                  well-behaved judge passes its audit (stage 5 sends a judge that
+                                  fails none of the rows; tests of that bring their own judge).
 """
 
 from __future__ import annotations
@@ -250,9 +252,21 @@ def protocol_responder(request: Mapping[str, Any]) -> Any:
         return rewriter_responder(request)
     if stage == "moderate":
         return moderator_reply(moderated_text(request), request.get("model"))
-    if stage in ("judge", "audit"):
+    if stage == "audit":  # a well-behaved judge passes its audit, so stage 5 sends it the rows
+        return knowing_audit_reply(request, audit_labels())
+    if stage == "judge":
         return judge_reply(*judged_pair(request))
     return target_reply(last_user(request))
+
+
+def passes_audit(responder):
+    """``responder``, with a judge that knows the audit's human labels: a test about the rows
+    gets a judge that passes its audit (stage 5 sends a judge that fails none of the rows)."""
+    def respond(request: Mapping[str, Any]) -> Any:
+        if stage_of(request) == "audit":
+            return knowing_audit_reply(request, audit_labels())
+        return responder(request)
+    return respond
 
 
 def ensemble_responder(request: Mapping[str, Any]) -> Any:

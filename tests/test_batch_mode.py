@@ -244,7 +244,7 @@ def test_stage5_judge_ensemble_batches_per_endpoint(harness, tmp_path, monkeypat
     assert harness.run(stage5, *args, "--output_path", "batched.csv", "--batch", "--batch_poll_seconds", "0") == 0
     assert (harness.work / "batched.csv").read_bytes() == (harness.work / "online.csv").read_bytes()
     assert len(chat_requests(a)) + len(chat_requests(b)) == n_chat
-    assert len(batch_posts(a)) == len(batch_posts(b)) == 1
+    assert len(batch_posts(a)) == len(batch_posts(b)) == 2  # the audit's batch, then the rows'
 
 
 @pytest.mark.parametrize("stage", ["moderate", "rewrite"])

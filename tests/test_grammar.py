@@ -59,3 +59,11 @@ def test_every_choice_the_grammars_allow_is_read_by_the_parsers():
         assert judge_verdict(f"Some reason. [[{verdict}]]") == verdict
     assert "{4}" in prompt_list_grammar(5) and "{" not in prompt_list_grammar(1).split("\n")[0]
     assert prompt_list("[[first prompt here]]\n[[second prompt here]]") == ["first prompt here", "second prompt here"]
+
+
+def test_the_judges_reason_leaves_room_for_the_verdict():
+    # max_tokens 150 and more: the usual reason of up to 400 characters; fewer tokens, a shorter
+    # reason, so that " [[verdict]]" is never cut off (the demo's judge runs at 40 tokens).
+    assert judge_grammar(150) == judge_grammar(1000) == judge_grammar()
+    assert "{1,84}" in judge_grammar(40) and "{1,20}" in judge_grammar(5)
+    assert judge_grammar(40) != judge_grammar()

@@ -103,23 +103,28 @@ def test_pipeline_on_the_embedded_model(clone):
     assert "failed requests (not counted)" in p.stdout
 
     # Stage 5, on stage 4's real output, with its judge audit. 10 audit rows, not the default
-    # 100, to keep this test's extra cost to 10 calls of the 135M model (the pipeline and the
-    # README use 100); whether the tiny judge passes is not fixed here, only that the audit
-    # is recorded and the report says what it found.
+    # 100, to keep this test's extra cost to 10 calls of the 135M model (the pipeline audits it
+    # on 20); whether the tiny judge passes is not fixed here, only that the audit is recorded,
+    # gates the rows as it says, and the report says what it found.
     p = run("response_checker", "--check_model=local",
             f"--input_file=../alignment_checker/final_local_results/local_merged_{stem4}.csv", "--max_tokens=60",
             "--audit=10")
     assert p.returncode == 0, p.stderr
     judged = clone / "response_checker" / f"local_merged_{stem4}_response_check_merged_local.csv"
     checked = check_output(judged, CHECK_COLS)
-    assert list(checked["prompt"]) == list(answered["prompt"])
-    assert set(checked["answer_category"]) <= set(JUDGE_CLASSES) | {"unscored"}
-    assert "rejected  scored  unscored" in p.stdout
-    audit = runinfo(judged)["audit"]
+    info = runinfo(judged)
+    audit = info["audit"]
     record = audit["judges"][0]
     assert audit["size"] == 10 and record["judge"] == "local" and audit["verdict"] in ("passed", "failed")
     assert record["scored"] + record["unscored"] + record["failed"] == 10 and record["failed"] == 0
     assert f"local: {record['scored']} scored, {record['unscored']} unscored" in p.stdout
+    if audit["verdict"] == "passed":
+        assert list(checked["prompt"]) == list(answered["prompt"]) and "judge_skipped" not in info
+        assert set(checked["answer_category"]) <= set(JUDGE_CLASSES) | {"unscored"}
+        assert "rejected  scored  unscored" in p.stdout
+    else:  # the audit gates the judge: no row sent, and the record says why
+        assert checked.empty and info["judge_skipped"]["reason"] == "failed"
+        assert "failed its audit" in p.stderr and "--judge_failed_audit" in p.stderr
     assert not set(checked["prompt"]) & {i.prompt for i in auditset.subset(10)}  # audit rows stay out
 
     # The report on these two files: its Judges table says what the audit found.
@@ -127,13 +132,13 @@ def test_pipeline_on_the_embedded_model(clone):
     assert rp.main(["--safe", str(merged4), str(judged), "--output_dir", str(out)]) == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert '<h2 id="judges">Judges</h2>' in page
-    words = "passed: its verdicts are used" if audit["verdict"] == "passed" else "FAILED: shown, not used"
+    words = "passed: its verdicts are used" if audit["verdict"] == "passed" else "FAILED: not sent the rows"
     assert words in page and f"{record['scored']} / {record['unscored']} / 0" in page
 
 
 @pytest.fixture
 def fake_server_process(tmp_path):
-    """The fake server as a subprocess, answering with tests.responders:protocol_responder."""
+    """The fake server as a subprocess, answering with tests.responders:protocol_responder (its judge passes its audit)."""
     port_file, log = tmp_path / "port", tmp_path / "requests.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-m", "orbench.testing.fake_openai", "--port", "0", "--port-file", str(port_file),

@@ -12,7 +12,7 @@ import pytest
 from orbench import report as rp
 from orbench.stages.check_response import main as stage5
 from orbench.stratified import stratum_of
-from tests.responders import judged_pair
+from tests.responders import judged_pair, passes_audit
 from tests.stage_helpers import error_lines, harness, read_csv, write_csv  # noqa: F401  (fixture)
 
 STAGE4 = "m_merged_or-bench-hard-1k.csv"
@@ -53,7 +53,7 @@ def by_hand(work) -> float:
 
 
 def test_a_score_design_sample_is_weighed_by_its_probabilities(harness, capsys):
-    harness.serve(judge)
+    harness.serve(passes_audit(judge))
     write_stage4(harness.work)
     assert harness.run(stage5, "--check_model=fake", f"--input_file={STAGE4}", "--sample=200", "--design=score") == 0
     capsys.readouterr()
@@ -75,7 +75,7 @@ def test_a_score_design_sample_is_weighed_by_its_probabilities(harness, capsys):
 
 
 def test_a_score_design_file_without_probabilities_is_refused(harness, capsys):
-    harness.serve(judge)
+    harness.serve(passes_audit(judge))
     write_stage4(harness.work)
     assert harness.run(stage5, "--check_model=fake", f"--input_file={STAGE4}", "--sample=100", "--design=score") == 0
     judged = read_csv(harness.work / OUT).drop(columns=["inclusion_probability"])
@@ -88,7 +88,7 @@ def test_a_score_design_file_without_probabilities_is_refused(harness, capsys):
 
 
 def test_an_older_uniform_sample_without_the_column_still_gets_the_score_estimate(harness, capsys):
-    harness.serve(judge)
+    harness.serve(passes_audit(judge))
     write_stage4(harness.work)
     assert harness.run(stage5, "--check_model=fake", f"--input_file={STAGE4}", "--sample=200") == 0
     # As stage 5 wrote it before designs: no probability column, no sample_design.
@@ -109,7 +109,7 @@ def test_an_older_uniform_sample_without_the_column_still_gets_the_score_estimat
 
 
 def test_a_sample_of_a_file_without_scores_keeps_todays_estimator(harness):
-    harness.serve(judge)
+    harness.serve(passes_audit(judge))
     write_stage4(harness.work)
     pop = read_csv(harness.work / STAGE4)
     pop.drop(columns=["refusal_score"]).to_csv(harness.work / STAGE4, index=False)

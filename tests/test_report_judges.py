@@ -105,7 +105,7 @@ def test_prefer_overrides_the_audit_and_the_page_says_so(runs, tmp_path):
 
 
 def test_an_incomplete_audit_says_to_run_again(runs):
-    counts = AuditCounts(tp=40, fn=2, fp=3, tn=45, failed=10)
+    counts = AuditCounts(tp=40, fn=2, fp=3, tn=45, failed_refusals=8, failed_answers=2)
     rep = rp.build_report([runs(audit_record("gpt4", counts))])
     assert rep.judges["gpt4"].status == "incomplete"
     assert rep.summary.iloc[0]["hard_corrected_used"] == "True"  # used as if not audited
@@ -128,7 +128,7 @@ def test_the_best_audit_of_a_judge_is_taken_across_files(tmp_path):
     root = tmp_path / "run"
     write_model(root, "m", "gpt4", audit_record("gpt4", ALWAYS_REFUSAL))
     s5 = sorted((root / "6_judged").glob("*.csv"))
-    unfinished = AuditCounts(tp=20, fn=0, fp=20, tn=0, failed=60)
+    unfinished = AuditCounts(tp=20, fn=0, fp=20, tn=0, failed_refusals=30, failed_answers=30)
     for path, audit in zip(s5, (None, audit_record("gpt4", unfinished))):
         info_path = path.with_name(path.stem + ".run.json")
         info = json.loads(info_path.read_text())

@@ -2,7 +2,8 @@
 human labels passes, one that answers at random or always "refusal" fails, an unreadable one
 fails; audit rows never reach the output; the audit is paid for once (cache); failed audit
 calls are failed, not a class, and asked again; an ensemble records each judge and the vote;
-in batch mode the audit's requests join the batch."""
+in batch mode the audit's batch comes first, then the rows' (tests/test_stage5_gate.py: the
+gate itself)."""
 
 from __future__ import annotations
 
@@ -156,13 +157,13 @@ def test_audit_off_and_too_large(harness, capsys):
     assert len(err) == 1 and f"holds {size} rows" in err[0] and not (harness.work / "other.csv").exists()
 
 
-def test_in_batch_mode_the_audit_joins_the_batch(harness):
+def test_in_batch_mode_the_audit_and_the_rows_come_from_batches(harness):
     srv = harness.serve(oracle)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=12", "--batch",
                        "--batch_poll_seconds=0") == 0
     assert chat_requests(srv) == []  # nothing online: rows and audit came from the batch
     sidecar = json.loads((harness.work / "r_response_check_merged_fake.batch.json").read_text())
-    assert sum(s["requests"] for s in sidecar["shards"]) == len(ROWS) + 12
+    assert [s["requests"] for s in sidecar["shards"]] == [12, len(ROWS)]  # the audit's batch first
     audit = audit_of(harness.work)
     assert audit["cached"] == 12 and audit["judges"][0]["verdict"] == "passed"

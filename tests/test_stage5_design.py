@@ -12,7 +12,7 @@ from orbench.cli import EXIT_ROWS_FAILED
 from orbench.design import score_probabilities
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
-from tests.responders import judged_pair
+from tests.responders import judged_pair, passes_audit
 from tests.stage_helpers import chat_requests, error_lines, harness, read_csv, runinfo, write_csv  # noqa: F401
 
 SCORES = (0.01, 0.2, 0.55, 0.97)  # strata 0, 3, 5, 9
@@ -41,7 +41,7 @@ def probabilities(path):
 
 
 def test_score_design_writes_each_rows_probability_and_the_design(harness):
-    srv = harness.serve(judge_by_text)
+    srv = harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 400)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     assert harness.run(main, "--check_model=fake", "--input_file=m_merged_x.csv", "--sample=80", "--design=score",
@@ -68,7 +68,7 @@ def test_score_design_writes_each_rows_probability_and_the_design(harness):
 
 
 def test_score_design_repeats_and_a_larger_sample_keeps_its_rows_with_new_probabilities(harness):
-    srv = harness.serve(judge_by_text)
+    srv = harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 300)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     args = ("--check_model=fake", "--input_file=m_merged_x.csv", "--design=score", "--seed=7", "--no_cache")
@@ -96,7 +96,7 @@ def test_a_resumed_score_sample_ends_like_an_uninterrupted_run(harness):
             return Status(400, message="judge down for this one")
         return judge_by_text(request)
 
-    harness.serve(flaky)
+    harness.serve(passes_audit(flaky))
     stage4(harness.work / "m_merged_x.csv", 200)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     args = ("--check_model=fake", "--input_file=m_merged_x.csv", "--design=score", "--sample=60", "--seed=3")
@@ -111,7 +111,7 @@ def test_a_resumed_score_sample_ends_like_an_uninterrupted_run(harness):
 
 
 def test_score_design_needs_stage_4_scores(harness, capsys):
-    harness.serve(judge_by_text)
+    harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 30)
     df = read_csv(harness.work / "m_merged_x.csv")
     df.loc[3, "refusal_score"] = ""
@@ -124,7 +124,7 @@ def test_score_design_needs_stage_4_scores(harness, capsys):
 
 @pytest.mark.parametrize("flags", [("--design=score",), ("--target_halfwidth=3",)])
 def test_design_and_target_need_a_sample(harness, capsys, flags):
-    harness.serve(judge_by_text)
+    harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 10)
     assert harness.run(main, "--check_model=fake", "--input_file=m_merged_x.csv", *flags) == 2
     lines = error_lines(capsys.readouterr().err)
@@ -132,7 +132,7 @@ def test_design_and_target_need_a_sample(harness, capsys, flags):
 
 
 def test_bad_target_is_a_usage_error(harness, capsys):
-    harness.serve(judge_by_text)
+    harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 10)
     with pytest.raises(SystemExit) as stop:
         harness.run(main, "--check_model=fake", "--input_file=m_merged_x.csv", "--sample=5", "--target_halfwidth=-1")
@@ -150,7 +150,7 @@ def rounds_args(target, maximum=600):
 
 
 def test_rounds_grow_once_to_the_pilots_plan_and_record_it(harness, capsys):
-    srv = harness.serve(judge_by_text)
+    srv = harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 1000, scores=(0.5,), refusal_every=2)  # a score that ranks nothing
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     assert harness.run(main, *rounds_args(7)) == 0
@@ -172,7 +172,7 @@ def test_rounds_grow_once_to_the_pilots_plan_and_record_it(harness, capsys):
 
 
 def test_rounds_stop_at_max_and_say_so(harness, capsys):
-    harness.serve(judge_by_text)
+    harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 1000, scores=(0.5,), refusal_every=2)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     assert harness.run(main, *rounds_args(1, maximum=300)) == 0
@@ -183,7 +183,7 @@ def test_rounds_stop_at_max_and_say_so(harness, capsys):
 
 
 def test_rounds_end_at_the_pilot_when_it_reaches_the_target(harness):
-    srv = harness.serve(judge_by_text)
+    srv = harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 1000)  # scores that separate the judge's classes
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     assert harness.run(main, *rounds_args(15)) == 0
@@ -193,7 +193,7 @@ def test_rounds_end_at_the_pilot_when_it_reaches_the_target(harness):
 
 
 def test_a_run_killed_between_rounds_resumes_without_paying_twice(harness, monkeypatch):
-    srv = harness.serve(judge_by_text)
+    srv = harness.serve(passes_audit(judge_by_text))
     stage4(harness.work / "m_merged_x.csv", 1000, scores=(0.5,), refusal_every=2)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     real = planning.extension_size
@@ -212,7 +212,7 @@ def test_a_run_killed_between_rounds_resumes_without_paying_twice(harness, monke
 
 
 def test_rounds_with_nothing_to_sample_end_cleanly(harness, capsys):
-    harness.serve(judge_by_text)
+    harness.serve(passes_audit(judge_by_text))
     write_csv(harness.work / "m_merged_x.csv", [{"prompt": "q", "is_rejected": "empty", "refusal_score": "",
                                                   "response": "", "category": "hate"}])
     assert harness.run(main, *rounds_args(3)) == 0

@@ -9,7 +9,7 @@ import pytest
 from orbench.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
-from tests.responders import ENSEMBLE_IDS, judge_reply, judged_pair, stage_of
+from tests.responders import ENSEMBLE_IDS, audit_labels, judge_reply, judged_pair, knowing_audit_reply, passes_audit, stage_of
 from tests.stage_helpers import (  # noqa: F401  (fixtures)
     chat_requests, error_lines, harness, read_csv, runinfo, write_csv,
 )
@@ -112,7 +112,7 @@ def test_a_resumed_sample_ends_with_the_rows_of_an_uninterrupted_run(harness):
             return Status(400, message="judge down for this one")
         return "Fine. [[direct_answer]]"
 
-    harness.serve(flaky)
+    harness.serve(passes_audit(flaky))
     stage4(harness.work / "m_merged_x.csv", 30)
     out = harness.work / "m_merged_x_response_check_merged_fake.csv"
     args = ("--check_model=fake", "--input_file=m_merged_x.csv", "--sample=12", "--seed=5")
@@ -187,8 +187,8 @@ VOTE_CASES = {
 
 
 def ensemble_judge(request):
-    if stage_of(request) == "audit":  # the judge audit's rows: answered as the protocol's judge
-        return judge_reply(*judged_pair(request))
+    if stage_of(request) == "audit":  # the judge audit's rows: a judge that passes it
+        return knowing_audit_reply(request, audit_labels())
     _, response = judged_pair(request)
     letters = re.search(r"JUDGES=([ARIUF]+)", response).group(1)
     letter = letters[ENSEMBLE_IDS.index(request["model"])]

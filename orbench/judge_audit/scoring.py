@@ -55,17 +55,25 @@ class AuditCounts:
     fp: int = 0  # human answer, judge refusal
     tn: int = 0  # human answer, judge answer
     unscored: int = 0
-    failed: int = 0
+    failed_refusals: int = 0  # human refusal, the judge's call failed
+    failed_answers: int = 0  # human answer, the judge's call failed
 
     def add(self, human_refusal: bool, verdict: bool | None, failed: bool = False) -> None:
         if failed:
-            self.failed += 1
+            if human_refusal:
+                self.failed_refusals += 1
+            else:
+                self.failed_answers += 1
         elif verdict is None:
             self.unscored += 1
         elif human_refusal:
             self.tp, self.fn = self.tp + verdict, self.fn + (not verdict)
         else:
             self.fp, self.tn = self.fp + verdict, self.tn + (not verdict)
+
+    @property
+    def failed(self) -> int:
+        return self.failed_refusals + self.failed_answers
 
     @property
     def scored(self) -> int:
@@ -129,6 +137,27 @@ def score(name: str, c: AuditCounts) -> dict[str, Any]:
         "precision_pct": _ratio(c.tp, c.tp + c.fp), "recall_pct": _ratio(c.tp, c.tp + c.fn),
         "verdict": status, "reasons": reasons,
     }
+
+
+def settled(c: AuditCounts) -> str:
+    """The verdict that the failed calls of an incomplete audit can no longer change.
+
+    FAILED: the judge fails even if every failed call had come back right; PASSED: it passes
+    even if every failed call had come back wrong, and even if each had been unreadable (the
+    two worst cases: a wrong verdict lowers kappa and agreement the most, an unreadable one
+    the share of readable verdicts); else INCOMPLETE: the retried calls decide. A complete
+    audit's verdict is its own."""
+    if not c.failed:
+        return score("", c)["verdict"]
+    base = dict(tp=c.tp, fn=c.fn, fp=c.fp, tn=c.tn, unscored=c.unscored)
+    best = AuditCounts(**{**base, "tp": c.tp + c.failed_refusals, "tn": c.tn + c.failed_answers})
+    if score("", best)["verdict"] == FAILED:
+        return FAILED
+    wrong = AuditCounts(**{**base, "fn": c.fn + c.failed_refusals, "fp": c.fp + c.failed_answers})
+    unreadable = AuditCounts(**{**base, "unscored": c.unscored + c.failed})
+    if score("", wrong)["verdict"] == score("", unreadable)["verdict"] == PASSED:
+        return PASSED
+    return INCOMPLETE
 
 
 def describe(record: dict[str, Any]) -> str:

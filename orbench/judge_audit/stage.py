@@ -3,9 +3,10 @@ subset of the audit set, through the same clients and response cache (a judge is
 once; later runs are cache hits). Audit rows never enter the stage's output files: their
 verdicts are scored against the human labels and recorded under "audit" in .run.json.
 
-A failed call is recorded as failed (neither class) and asked again by the next run. In
-batch mode the audit's requests join the stage's batch (`messages()`), and the audit then
-runs through the backend that finishes the stage (the cache, after a batch).
+A failed call is recorded as failed (neither class) and asked again by the next run. Stage 5
+runs the audit before its rows, and orbench.judge_audit.gate decides from it whether the
+rows are sent; with --judge_failed_audit nothing waits on it, so it runs after the rows, and
+in batch mode its requests join the rows' batch (`messages()`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from orbench.cli import EXIT_ROWS_FAILED, non_negative_int
 from orbench.constants import DIRECT_ANSWER, REFUSAL_CLASSES, UNSCORED
 from orbench.judge_audit import auditset
-from orbench.judge_audit.scoring import INCOMPLETE, INTERVALS, THRESHOLDS, AuditCounts, describe, score
+from orbench.judge_audit.scoring import INCOMPLETE, INTERVALS, THRESHOLDS, AuditCounts, describe, score, settled
 from orbench.llm import CallFailed, LLMClient
 from orbench.parsing import judge_verdict
 from orbench.prompts import judge_messages
@@ -42,6 +43,11 @@ def _refusal(category: str) -> bool | None:
     if category in REFUSAL_CLASSES:
         return True
     return False if category == DIRECT_ANSWER else None
+
+
+def _spent(client: LLMClient) -> tuple[int, ...]:
+    st = client.stats
+    return st.requests, st.cached, st.failed, st.prompt_tokens, st.completion_tokens
 
 
 class _Sink:
@@ -73,11 +79,12 @@ class StageAudit:
         """What the judge(s) are asked, one message list per audit row (batch planning)."""
         return [judge_messages(i.prompt, i.response) for i in self.items]
 
-    def run(self, clients: Sequence[LLMClient], ask: Ask) -> dict[str, Any] | None:
-        """Judge the audit rows through ``ask`` (cached ones cost nothing); print and return the record."""
+    def run(self, clients: Sequence[LLMClient], ask: Ask, batch: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Judge the audit rows through ``ask`` (cached ones cost nothing); print and return the
+        record (with ``batch``, the record of the batch that answered them)."""
         if not self.jobs:
             return None
-        before = [(c.stats.requests, c.stats.cached, c.stats.failed) for c in clients]
+        before = [_spent(c) for c in clients]
         sink = _Sink()
         started = time.monotonic()
 
@@ -102,9 +109,9 @@ class StageAudit:
                     await c.aclose()
 
         asyncio.run(go())
-        spent = [tuple(a - b for a, b in zip((c.stats.requests, c.stats.cached, c.stats.failed), old))
-                 for c, old in zip(clients, before)]
-        self.record = {**self._record(sink, spent), "seconds": round(time.monotonic() - started, 3)}
+        spent = [tuple(a - b for a, b in zip(_spent(c), old)) for c, old in zip(clients, before)]
+        self.record = {**self._record(sink, spent), **({"batch": batch} if batch else {}),
+                       "seconds": round(time.monotonic() - started, 3)}
         self._print()
         return self.record
 
@@ -119,17 +126,20 @@ class StageAudit:
     def _record(self, sink: _Sink, spent) -> dict[str, Any]:
         judges = [score(n, self._counts(sink, n)) for n in self.names]
         vote = None
+        # The vote decides for an ensemble, the judge's own verdicts for one judge.
+        deciding = self._counts(sink, "vote" if self.decide is not None else self.names[0])
         if self.decide is not None:
-            vote = score(f"{'+'.join(self.names)} ({self.vote} vote)", self._counts(sink, "vote"))
+            vote = score(f"{'+'.join(self.names)} ({self.vote} vote)", deciding)
         governing = vote or judges[0]
         refusals = sum(i.is_refusal for i in self.items)
         return {
             "set": f"orbench/data/{auditset.AUDIT_FILE}", "set_sha256": auditset.digest(),
             "size": len(self.items), "refusals": refusals, "answers": len(self.items) - refusals,
             "thresholds": THRESHOLDS, "intervals": INTERVALS, "judges": judges, "vote": vote,
-            "verdict": governing["verdict"],
+            "verdict": governing["verdict"], "settled": settled(deciding),
             "requests": sum(s[0] for s in spent), "cached": sum(s[1] for s in spent),
-            "failed_requests": sum(s[2] for s in spent), "failed_rows": sorted(sink.failed),
+            "failed_requests": sum(s[2] for s in spent), "prompt_tokens": sum(s[3] for s in spent),
+            "completion_tokens": sum(s[4] for s in spent), "failed_rows": sorted(sink.failed),
         }
 
     def _print(self) -> None:

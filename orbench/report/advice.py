@@ -47,6 +47,12 @@ def _judged(files: Sequence[ResultFile], judge: str) -> list[tuple[str, str]]:
 def _judge_advice(audit: JudgeAudit, choice: VerdictChoice, files: Sequence[ResultFile]) -> Advice | None:
     touched = _models_and_sets(_judged(files, audit.judge))
     why = "; ".join(audit.reasons)
+    if audit.status == FAILED and audit.nothing_judged:
+        return Advice("judge_failed", f"Judge {audit.judge} failed its audit ({why}, on {audit.size} human-labelled "
+                                      f"responses), so stage 5 did not send it the rows: nothing was judged, and "
+                                      f"every rate here is a keyword rate. To check the keyword rules, run stage 5 "
+                                      f"again with a judge that passes (--check_model); --judge_failed_audit "
+                                      f"judges the rows with this one anyway. For: {touched}.")
     if audit.status == FAILED:
         if choice.prefer == "judge":
             return Advice("judge_failed", f"Judge {audit.judge} failed its audit ({why}), yet --prefer judge uses "

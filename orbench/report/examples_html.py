@@ -108,7 +108,8 @@ def disagreements_view(report: Report) -> str:
         return ""
     ex, views = report.examples, macros("examples.html.j2")
     if not ex.compared:
-        return views.no_disagreements()
+        unsent = sorted(j for j, a in report.judges.items() if a.nothing_judged)
+        return views.no_disagreements(", ".join(unsent))
     failed = sorted(j for j, a in report.judges.items() if a.failed)
     return views.disagreements(ex.cap, ex.seed, ", ".join(failed),
                                _caps(ex.disagreements, ex.cap, ex.seed), _view_rows(ex.disagreements))

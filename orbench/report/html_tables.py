@@ -99,6 +99,9 @@ def files_html(report: Report) -> str:
     rows = []
     for f in report.files:
         done = "?" if f.complete is None else ("yes" if f.complete else "NO")
+        if f.record is not None and f.record.judge_skipped is not None and f.kind != "failed":
+            done = "rows not sent: " + ("the judge failed its audit" if f.record.judge_skipped.get("reason") == "failed"
+                                        else "its audit is incomplete")
         sample = f.sample_of.name if f.sample_of is not None else "–"
         cells = [td(f.path.name, cls="path")] + [td(v) for v in (f.model, f.dataset, f.stage, f.kind, f.judge or "–")]
         rows.append(Tr(cells + [td(sample, cls="path"), td(done)]))

@@ -14,7 +14,7 @@ from orbench.report.correction import (
     correction_rows,
     interval_text,
 )
-from orbench.report.judges import AUDIT_RULE, JUDGES_HEAD, judge_rows
+from orbench.report.judges import JUDGES_HEAD, audit_rule, judge_rows
 from orbench.report.summary_view import DETAIL_HEAD, detail_rows, footnotes, main_head, main_rows, score_basis
 
 
@@ -49,7 +49,7 @@ def summary_markdown(report: Report) -> str:
         parts += ["", "## Warnings", ""] + [f"- ⚠ {w}" for w in report.warnings]
     judges = judge_rows(report.judges)
     if judges:
-        parts += ["", "## Judges", "", AUDIT_RULE, "",
+        parts += ["", "## Judges", "", audit_rule(report.judges), "",
                   _md_table(JUDGES_HEAD, [[row[h] for h in JUDGES_HEAD] for row in judges])]
     if not report.corrections.empty:
         table = correction_rows(report.corrections)

@@ -30,7 +30,7 @@ from orbench.report.html_tables import (
     paper_html,
     summary_html,
 )
-from orbench.report.judges import AUDIT_RULE
+from orbench.report.judges import audit_rule
 from orbench.report import examples_html
 from orbench.report.htmlkit import ENV, asset, data_uri, macros
 from orbench.report.markdown import CATEGORY_CORRECTION_RULE, sources_note
@@ -65,7 +65,7 @@ def summary_section(page: Page) -> str:
 
 def judges_section(page: Page) -> str:
     body = judges_html(page.report)
-    return _sections().judges(AUDIT_RULE, body) if body else ""
+    return _sections().judges(audit_rule(page.report.judges), body) if body else ""
 
 
 def corrections_section(page: Page) -> str:

@@ -137,9 +137,14 @@ def footnotes(report: Report) -> list[str]:
     if report.self_built:
         notes.append(f"{SELF_BUILT_MARK} This model's refusals helped choose the hard set's prompts: its Hard-1K "
                      "rate is high by construction (see the warnings).")
-    if any(a.failed for a in report.judges.values()) and report.choice.prefer is None:
+    failed = [a for a in report.judges.values() if a.failed]
+    if any(not a.nothing_judged for a in failed) and report.choice.prefer is None:
         notes.append(f"{SET_ASIDE_MARK} A judge that failed its audit: its rates and corrected rates are in the "
                      "details, marked, and used for nothing.")
+    for a in failed:
+        if a.nothing_judged:
+            notes.append(f"Judge {a.judge} failed its audit, so stage 5 did not send it the rows: these are keyword "
+                         "rates, with no judged sample to check them (see Judges).")
     return notes
 
 

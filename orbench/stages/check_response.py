@@ -12,7 +12,9 @@ Out: ./{input stem}_response_check_merged_{check_model}.csv with columns
      ..._response_check_failed_{check_model}.csv. Settings and counts: .run.json beside it.
 At the end it prints the rejection rate per category (refusal = direct_refusal or
 indirect_refusal), with the counts of scored, unscored and failed rows.
-Defaults: --check_model=local (or --model), temperature 0, max_tokens 1000.
+Defaults: --check_model=local (or --model), temperature 0, max_tokens 1000. On an endpoint held to the format by
+a grammar (the embedded model), the judge's reason is cut short enough that its verdict fits
+within --max_tokens (below 150 tokens: about 3 characters of reason per token).
 
 A judged sample (--sample N --seed S; --sample_seed is the same as --seed): judges a random sample of N of the input's scored rows
 (stage 4 said True or False; without that column, rows with a response), all of them when
@@ -37,18 +39,25 @@ refusal takes the refusal class most of its voters gave. Pairwise agreement (%) 
 kappa between judges are printed and written to the .run.json (judge_agreement).
 Output file name: {input stem}_response_check_merged_{a+b+c}.csv.
 
-The judge audit (--audit N, default 100; 0: none): the same judge(s), template and settings
-also judge N human-labelled responses shipped with the package (orbench/data/judge_audit.csv,
-half refusals, half answers; the same N rows every time, through the response cache, so a
-judge is paid for once). Agreement, kappa, precision and recall for refusals (95% intervals),
-rows scored, unscored and failed, and the verdict (passed: kappa >= 0.6 and agreement >= 80%)
-are printed and written to the .run.json under "audit", per judge and for an ensemble's vote.
-Audit rows never enter the output. A failed audit call is retried by the next run (exit 3
-until then). The report uses a judge that failed its audit for nothing but its own table.
+The judge audit (--audit N, default 100; 0: none) comes first: the same judge(s), template and
+settings judge N human-labelled responses shipped with the package (orbench/data/judge_audit.csv,
+half refusals, half answers; the same N rows every time, through the response cache, so a judge
+is paid for once). Agreement, kappa, precision and recall for refusals (95% intervals), rows
+scored, unscored and failed, and the verdict (passed: kappa >= 0.6 and agreement >= 80%) are
+printed and written to the .run.json under "audit", per judge and for an ensemble's vote. Audit
+rows never enter the output.
+The audit gates the rows. A judge (or an ensemble's vote) that fails is not sent them: one line
+says so with the audit's figures, the output holds only its header, and the .run.json records
+why under "judge_skipped"; the report then uses the keyword rates and says why nothing was
+judged. --judge_failed_audit sends the rows anyway (the audit then runs after them). A failed
+audit call is retried by the next run; while the calls that failed could still change the
+verdict, the rows wait (exit 3). --audit 0: no audit, nothing gated.
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode").
+`vllm run-batch` (README, "Batch mode"). The audit's requests go in a batch of their own first,
+and the rows' batch follows only for a judge that passes (with --judge_failed_audit, one batch
+holds both): a judge's audit is batched once, then cached.
 
 Examples (from response_checker/; installed: orbench judge --model=gpt4 --input_file=...):
   python check_response.py --check_model=gpt4 --input_file=../alignment_checker/final_gpt4_results/gpt4_merged_or-bench-hard-1k.csv
@@ -61,7 +70,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -69,7 +77,7 @@ from ..agreement import pairwise
 from ..cli import positive_float, positive_int
 from ..constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
-    COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED,
+    COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, UNSCORED,
 )
 from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
 from ..errors import UserError, warn
@@ -79,73 +87,34 @@ from ..jobs import Failed, Job, Outcome
 from ..judged_sample import (
     SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
 )
+from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
 from ..llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
 from ..parsing import judge_verdict
 from ..prompts import judge_grammar, judge_messages
 from ..resume import write_atomic
-from ..runinfo import endpoint_info, read_runinfo, write_runinfo
+from ..runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
 from ..runner import run_stage
 from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
 from ..summary import rejection_summary
 from ..table_io import output_stem
-from ..voting import VOTES, vote
+from ..voting import VOTES
+from .judge_votes import (  # noqa: F401 (the ensemble's names, also imported from here)
+    COL_ANSWER_VOTES, COL_JUDGES_VOTED, COL_REFUSAL_VOTES, JUDGE_FAILED, combine, is_refusal, judge_columns, revote,
+)
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_RESPONSE, COL_CATEGORY]
 KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)
-# Ensemble columns: the votes, then per judge its class (or unscored / failed) and its reply.
-COL_REFUSAL_VOTES = "refusal_votes"
-COL_ANSWER_VOTES = "answer_votes"
-COL_JUDGES_VOTED = "judges_voted"
-JUDGE_FAILED = "failed"  # a judge's call for this row failed; the others vote without it
-
-
-def judge_columns(name: str) -> tuple[str, str]:
-    return f"{name}_{COL_ANSWER_CATEGORY}", f"{name}_{COL_ANSWER_TYPE_RESPONSE}"
-
-
-def is_refusal(category: str | None) -> bool | None:
-    """True: a refusal class; False: direct_answer; None: no verdict (unscored, failed)."""
-    if category in REFUSAL_CLASSES:
-        return True
-    return False if category == DIRECT_ANSWER else None
-
-
-def combine(categories: Sequence[str], rule: str) -> tuple[str, int, int]:
-    """The voted class of one row, with its refusal and answer votes.
-
-    Judges without a verdict are left out of the vote. A refusal takes the refusal class
-    most of its voters gave (a tie goes to direct_refusal); no decision is unscored.
-    """
-    verdicts = [v for v in (is_refusal(c) for c in categories) if v is not None]
-    refusals, answers = sum(verdicts), len(verdicts) - sum(verdicts)
-    final = vote(verdicts, rule)
-    if final is None:
-        return UNSCORED, refusals, answers
-    if not final:
-        return DIRECT_ANSWER, refusals, answers
-    counts = Counter(c for c in categories if c in REFUSAL_CLASSES)
-    best = max(counts.values())
-    return next(c for c in JUDGE_CLASSES if counts.get(c) == best), refusals, answers
-
-
-def revote(rows: list[dict[str, str]], names: Sequence[str], rule: str) -> list[dict[str, str]]:
-    """Vote again from the per-judge columns: rows kept from an earlier run may have been
-    voted under another --vote rule."""
-    for r in rows:
-        cat, yes, no = combine([r.get(judge_columns(n)[0], "") for n in names], rule)
-        r.update({COL_ANSWER_CATEGORY: cat, COL_REFUSAL_VOTES: yes, COL_ANSWER_VOTES: no, COL_JUDGES_VOTED: yes + no})
-    return rows
-
-
 class CheckResponse(StageSpec):
     stage = "response_checker"
     script = "check_response.py"
     model_option = "check_model"
     ensemble = True
-    exit_codes = StageSpec.exit_codes.replace("3 some rows failed", "3 some rows (or audit calls) failed")
+    exit_codes = (StageSpec.exit_codes
+                  .replace("0 every row done", "0 every row done, or none sent because the judge failed its audit")
+                  .replace("3 some rows failed", "3 some rows (or audit calls) failed"))
     required_columns = (COL_PROMPT, COL_RESPONSE)
     aliases = {COL_TYPE: COL_CATEGORY}
     max_chars_help = f"a longer question+response is not sent and goes to the failed file (default {MAX_PROMPT_CHARS})"
@@ -173,6 +142,7 @@ class CheckResponse(StageSpec):
         p.add_argument("--output_path", default=None,
                        help="merged output CSV (default: ./{input stem}_response_check_merged_{check_model}.csv)")
         add_audit_option(p)
+        gate.add_gate_option(p)
 
     def check(self) -> None:
         if self.args.sample is not None and self.args.limit is not None:
@@ -202,6 +172,10 @@ class CheckResponse(StageSpec):
         self.rounds: dict[str, Any] | None = None
         decide = (lambda cats: combine(cats, self.args.vote)[0]) if self.is_ensemble else None
         self.audit = StageAudit(self.args.audit, self.names, decide, self.args.vote)
+        # The audit runs first and decides whether the rows are sent (judge_audit.gate), unless
+        # --judge_failed_audit: then nothing waits on it and it runs after the rows, as before.
+        self.gates = bool(self.audit.jobs) and not self.args.judge_failed_audit
+        self.skip: gate.Skip | None = None
         if self.sampler is not None and not self.sampler.cands:
             why = f"no row has a True/False {COL_IS_REJECTED!r}" if self.has_keyword else "no row has a response"
             warn(f"{self.args.input_file}: nothing to sample, {why}; the output will have no rows")
@@ -298,26 +272,58 @@ class CheckResponse(StageSpec):
     # ---- the judge's audit (orbench.judge_audit): the same requests, on human-labelled rows
 
     def judge_requests(self, messages: list[dict[str, str]]) -> list[ChatRequest]:
-        return [self.request(messages, model=i, grammar=judge_grammar()) for i in range(len(self.names))]
+        grammar = judge_grammar(int(self.args.max_tokens))  # (only endpoints that declare grammars get it)
+        return [self.request(messages, model=i, grammar=grammar) for i in range(len(self.names))]
+
+    def audit_requests(self) -> list[ChatRequest]:
+        return [r for messages in self.audit.messages() for r in self.judge_requests(messages)]
 
     def side_requests(self) -> list[ChatRequest]:
-        return [r for messages in self.audit.messages() for r in self.judge_requests(messages)]
+        """The audit's requests join the rows' batch only when they come after the rows."""
+        return [] if self.gates else self.audit_requests()
+
+    def _audit_first(self) -> str | None:
+        """Run the audit before the rows and decide whether they are sent (self.skip); a batch
+        mode's message when it stops before the audit is answered (--batch_export)."""
+        ready = self.ctx.first(self.audit_requests())
+        if isinstance(ready, str):
+            return ("The judge's audit comes first: a judge that fails it is not paid for the rows. " + ready
+                    + "\nThe rows' requests are planned once the audit's replies are in and the judge passes.")
+        ask, batch = ready
+        self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)), batch)
+        self.skip = gate.decide(self.audit.record, self._rows_to_judge(), self.args.judge_failed_audit)
+        return None
+
+    def _rows_to_judge(self) -> int:
+        """How many rows the run would judge (a grown sample: at most this many)."""
+        return len(self.all_jobs if self.sampler is None else self.sampler.plan(self.args.sample).jobs)
 
     # ---- the end
 
     def run(self, run_rows: RunRows) -> StageResult | str:
-        """Every row; or the sample, in one round or (--target_halfwidth) a pilot and one extension."""
+        """The audit first (unless --judge_failed_audit); then, unless it holds them back, every
+        row, or the sample in one round or (--target_halfwidth) a pilot and one extension."""
+        if self.gates:
+            message = self._audit_first()
+            if message is not None:
+                return message
+        audit = {"audit": self.audit.record} if self.gates else {}
         if self.sampler is None:
             info = {"sample_size": None, "sample_seed": None, "sampled_rows": len(self.all_jobs),
-                    "population_rows": len(candidates(self.all_jobs, self.has_keyword))}
+                    "population_rows": len(candidates(self.all_jobs, self.has_keyword)), **audit}
+            if self.skip is not None:
+                return run_rows([], {**info, "judge_skipped": self.skip.record}, None, self.skip.final)
             return run_rows(self.all_jobs, info, self._transform(None, None), True)
+        if self.skip is not None:  # what would have been judged, and why it was not
+            plan = self.sampler.plan(self.args.sample)
+            return run_rows([], {**plan.info, **audit, "judge_skipped": self.skip.record}, None, self.skip.final)
         results: list[StageResult | str] = []
 
         def run_round(plan: SamplePlan, keep: SamplePlan, last: bool) -> tuple[list[dict[str, str]], bool]:
             if results and isinstance(results[-1], str):  # batch mode stopped in an earlier round
                 return [], False
             self.current_pi = dict(plan.pi)
-            results.append(run_rows(plan.jobs, plan.info, self._transform(plan, keep), last))
+            results.append(run_rows(plan.jobs, {**plan.info, **audit}, self._transform(plan, keep), last))
             last_result = results[-1]
             if isinstance(last_result, str):
                 return [], False
@@ -345,13 +351,16 @@ class CheckResponse(StageSpec):
             write_atomic(unscored_path, self.columns(), unscored)
         elif unscored_path.exists():
             unscored_path.unlink()
+        if self.skip is not None:  # no row was sent: the line that says why, and the way on
+            print(gate.skip_line(self.skip, str(runinfo_path(self.output().path))), file=sys.stderr)
+            return self.audit.exit_code(self.args)
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
         extra: dict[str, Any] = dict(self.rounds or {})
         if self.is_ensemble:
             extra["judge_agreement"] = self._agreement(result)
-        # After the rows: in batch mode the audit's replies are in the cache by now.
-        ask = self.ctx.ask
-        extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
+        if not self.gates:  # --judge_failed_audit: after the rows (in batch mode, from their batch)
+            ask = self.ctx.ask
+            extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
         write_runinfo(self.output().path, result.info.updated(extra))
         if unscored:
             print(f"{len(unscored)} unscored row(s) are kept apart in {unscored_path}")
