@@ -62,8 +62,12 @@ def _figure_caption(report: Report) -> str:
     bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
             "of the chosen verdicts, with Wilson 95% CIs." if corrections_used(report)
             else "Error bars: Wilson 95% CIs.")
-    if report.choice.prefer is None and any(a.failed for a in report.judges.values()):
+    failed = [a for a in report.judges.values() if a.failed] if report.choice.prefer is None else []
+    if any(not a.nothing_judged for a in failed):
         bars += " Where a judge failed its audit, its verdicts are not plotted: those points are keyword rates."
+    unsent = ", ".join(a.judge for a in failed if a.nothing_judged)
+    if unsent:
+        bars += f" Judge {unsent} failed its audit and judged no row: its models' points are keyword rates."
     return bars
 
 
