@@ -106,3 +106,21 @@ def test_the_page_opens_on_the_figure_and_links_down_to_what_was_drawn(tmp_path)
     for words in ("How these rates are computed", "How the audit works", "judged sample(s): keyword vs. judge",
                   "A table per set", "A chart per model", "Show the ", "result file(s) read"):
         assert re.search(r'<details class="[a-z-]+"( id="[a-z-]+")?><summary>[^<]*' + re.escape(words), page), words
+
+
+def test_a_judge_whose_audit_is_unfinished_holds_its_rows_and_the_screen_says_so(tmp_path):
+    import json
+
+    from orbench.judge_audit.scoring import AuditCounts
+    from tests.report_audit_helpers import audit_record
+
+    root = write_shape(tmp_path / "run", "judged nothing")
+    unfinished = audit_record("gpt4", AuditCounts(tp=20, fn=0, fp=20, tn=0, failed_refusals=30, failed_answers=30))
+    assert unfinished["verdict"] == "incomplete"
+    for record in (root / "6_judged").glob("*.run.json"):
+        info = json.loads(record.read_text(encoding="utf-8"))
+        info.update(audit=unfinished, judge_skipped={**info["judge_skipped"], "reason": "incomplete"})
+        record.write_text(json.dumps(info), encoding="utf-8")
+    worth = [w.text for w in screen(rp.build_report([root])).worth]
+    assert worth[0].startswith("Judge gpt4's audit is incomplete (agreement ")
+    assert "the rows of 9 stage-5 file(s) wait for it (run stage 5 again to finish it)" in worth[0]
