@@ -124,3 +124,15 @@ def test_a_judge_whose_audit_is_unfinished_holds_its_rows_and_the_screen_says_so
     worth = [w.text for w in screen(rp.build_report([root])).worth]
     assert worth[0].startswith("Judge gpt4's audit is incomplete (agreement ")
     assert "the rows of 9 stage-5 file(s) wait for it (run stage 5 again to finish it)" in worth[0]
+
+
+def test_a_judge_that_passed_a_small_audit_is_not_called_good(tmp_path):
+    from orbench.judge_audit.scoring import AuditCounts
+    from tests.report_audit_helpers import audit_record, write_model
+
+    small = audit_record("gpt4", AuditCounts(tp=10, fn=0, fp=0, tn=10))
+    assert small["verdict"] == "passed" and small["size"] == 20
+    write_model(tmp_path / "run", "m", "gpt4", small)
+    worth = screen(rp.build_report([tmp_path / "run"])).worth
+    assert worth[0].warn and worth[0].text.startswith(
+        "Judge gpt4 passed a small audit (agreement 100.0%, kappa 1.00 on 20 human-labelled responses): too few rows")

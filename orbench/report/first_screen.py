@@ -22,7 +22,7 @@ from orbench.judge_audit.scoring import FAILED, INCOMPLETE, NOT_AUDITED, PASSED
 from orbench.published import is_result_label
 from orbench.report.build import Report
 from orbench.report.common import DATASET_TITLES, fmt
-from orbench.report.judges import JudgeAudit
+from orbench.report.judges import FULL_AUDIT, JudgeAudit
 from orbench.report.rates import headline
 from orbench.report.summary_view import SELF_BUILT_MARK, SHORT
 
@@ -147,6 +147,9 @@ def _judge_line(report: Report, a: JudgeAudit, alone: bool) -> Worth:
                          f"the rows; {these} stage 4's keyword rules, unchecked.", True)
         return Worth(f"✗ Judge {a.judge} failed its audit{said}: its verdicts are set aside; {these} stage 4's "
                      f"keyword rules, unchecked.", True)
+    if a.status == PASSED and 0 < a.size < FULL_AUDIT:
+        return Worth(f"Judge {a.judge} passed a small audit{said}: too few rows to show it is good (see "
+                     f"Judges); a rate with rows “judged” is the keyword rate corrected by its sample.", True)
     if a.status == PASSED:
         return Worth(f"✓ Judge {a.judge} passed its audit{said}: a rate with rows “judged” is the keyword "
                      f"rate corrected by its sample.")
