@@ -70,3 +70,31 @@ def write_model(root: Path, model: str, judge: str, audit: dict | None, sample: 
         s4 = write_stage4(root / "5_results" / f"{model}_merged_{name}.csv", rows)
         write_stage5(root / "6_judged" / f"{model}_merged_{name}_response_check_merged_{judge}.csv", s4, rows,
                      judge, audit, sample)
+
+
+SHAPES = ("passes", "fails", "judged nothing")
+
+
+def write_shape(root: Path, shape: str) -> Path:
+    """Three models on three sets, judged samples by one judge, gpt4: it passes its audit, fails
+    it, or fails it and judged no row (stage 5 held the rows back: its files hold none, and
+    their records say why under judge_skipped). The
+    results of one model, "small", read the published sets (the report labels it
+    "small (published sets)"); another has a long name."""
+    audit = audit_record("gpt4", GOOD if shape == "passes" else ALWAYS_REFUSAL)
+    for model in ("Meta-Llama-3.1-70B-Instruct-with-safety-prompt", "gpt-4o-2024-08-06", "small"):
+        write_model(root, model, "gpt4", audit)
+    for record in (root / "5_results").glob("small_merged_or-bench-*.run.json"):
+        info = json.loads(record.read_text(encoding="utf-8"))
+        info["input_source"] = {"copy": "bundled", "dataset": "bench-llm/or-bench",
+                                "file": record.name.split("_merged_")[1].replace(".run.json", ".csv")}
+        record.write_text(json.dumps(info), encoding="utf-8")
+    if shape == "judged nothing":  # as stage 5 leaves them when the audit holds the rows back
+        for judged in (root / "6_judged").glob("*.csv"):
+            judged.write_text(judged.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+            record = judged.with_name(judged.stem + ".run.json")
+            info = json.loads(record.read_text(encoding="utf-8"))
+            info["judge_skipped"] = {"reason": "failed", "judge": "gpt4", "audit_size": 100,
+                                     "rows_not_sent": 60, "why": "judge gpt4 failed its audit"}
+            record.write_text(json.dumps(info), encoding="utf-8")
+    return root

@@ -120,7 +120,11 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
     page = (pipeline / "report.html").read_text(encoding="utf-8")
     assert "Judge fake failed its audit" in page and "<h2 id=\"judges\">Judges</h2>" in page
     assert "FAILED: not sent the rows, nothing judged" in page and "No row was judged" in page
-    assert page.index("<h2>Summary</h2>") < page.index('<h2 id="warnings">') < page.index('<h2 id="judges">')
+    # The first screen (figure and headline rates, and why nothing was judged), then the summary,
+    # the warnings, the judges.
+    assert (page.index('<section class="first"') < page.index("No judged sample: judge fake failed its audit")
+            < page.index('<h2 id="summary">Summary</h2>') < page.index('<h2 id="warnings">')
+            < page.index('<h2 id="judges">'))
     assert "high by construction" in page  # both targets chose the hard set's prompts (HARD_K=1)
     assert "--prefer" not in page  # nobody overrode the choice
 

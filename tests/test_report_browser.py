@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from orbench import report as rp
+from tests.report_audit_helpers import SHAPES, write_shape
 from tests.report_examples_helpers import (
     DISAGREEMENT_ROWS,
     EXAMPLE_ROWS,
@@ -72,6 +73,12 @@ def loaded(browser, tmp_path):
     page.close()
 
 
+def _open_views(page) -> None:
+    """Unfold the examples and disagreements tables (folded under the views' intros)."""
+    for summary in page.locator("details.rows-view > summary").all():
+        summary.click()
+
+
 def _visible_rows(page, view: str) -> int:
     return page.locator(f"#{view}-table tbody tr:visible").count()
 
@@ -90,6 +97,8 @@ def _shots(page, name: str) -> None:
 
 def test_filters_search_and_count(loaded):
     page, seen = loaded
+    assert _visible_rows(page, "examples") == 0  # folded until asked for
+    _open_views(page)
     assert _visible_rows(page, "examples") == EXAMPLE_ROWS
     assert page.locator("#examples-count").inner_text() == f"Showing {EXAMPLE_ROWS} of {EXAMPLE_ROWS} rows"
     assert _visible_rows(page, "disagreements") == DISAGREEMENT_ROWS
@@ -127,6 +136,7 @@ def test_sortable_tables_still_sort_under_the_csp(loaded):
 
 def test_hostile_responses_show_as_text_and_run_nothing(loaded):
     page, seen = loaded
+    _open_views(page)
     # Unfold the response holding the link, then click the link's text.
     row = page.locator("#examples-table tbody tr", has_text=JS_LINK)
     assert row.count() == 1
@@ -179,3 +189,72 @@ def test_the_summary_fits_1400_px_without_scrolling(browser, tmp_path):
         _shots(page, "summary_fit")
     finally:
         page.close()
+
+
+# ----------------------------------------------------------------------------- the first screen
+
+SCREEN = {"width": 1366, "height": 768}
+
+
+def _inside(box: dict | None) -> bool:
+    return (box is not None and box["x"] >= 0 and box["y"] >= 0 and box["width"] > 0 and box["height"] > 0
+            and box["x"] + box["width"] <= SCREEN["width"] and box["y"] + box["height"] <= SCREEN["height"])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_first_screen_shows_the_figure_and_the_headline_rates_without_script(browser, tmp_path, shape):
+    import pandas as pd
+
+    from orbench.report.correction import interval_text
+
+    out = tmp_path / "report"
+    assert rp.main([str(write_shape(tmp_path / "run", shape)), "--output_dir", str(out), "--compare_paper"]) == 0
+    summary = pd.read_csv(out / "summary.csv", keep_default_na=False)
+    context = browser.new_context(viewport=SCREEN, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto((out / "report.html").as_uri())
+        assert page.evaluate("window.scrollY") == 0
+        # The figure (the paper's 32 and these models), whole, on the first screen.
+        figure = page.locator(".first figure img")
+        assert figure.count() == 1 and _inside(figure.bounding_box())
+        assert page.evaluate("document.querySelector('.first figure img').naturalWidth") > 0
+        # The headline rates, every model's, with their intervals and counts, beside it.
+        table = page.locator("table.headline")
+        assert _inside(table.bounding_box())
+        rows = table.locator("tbody tr:not(.group)")
+        assert rows.count() == len(summary) == 3
+        published = rows.first.locator("td").first.inner_text()
+        assert published == "small (published sets)"  # the published-set rows first
+        for i in range(rows.count()):
+            cells = rows.nth(i).locator("td").all_inner_texts()
+            r = summary[summary["model"] == cells[0]].iloc[0]
+            for ds, cell in zip(("hard", "toxic"), cells[1:]):
+                rate, low, high = (r[f"{ds}_corrected_pct"], r[f"{ds}_corrected_ci_low_pct"],
+                                   r[f"{ds}_corrected_ci_high_pct"]) if str(r[f"{ds}_corrected_used"]) == "True" else (
+                    r[f"{ds}_rejection_pct"], r[f"{ds}_ci_low_pct"], r[f"{ds}_ci_high_pct"])
+                shown = interval_text(float(rate), float(low), float(high))  # "12.3 [4.5, 6.7]"
+                assert cell.split()[0] == shown.split()[0] and shown.split(" ", 1)[1] in cell, (cell, shown)
+                assert f"n = {int(r[f'{ds}_scored'])}" in cell
+        # What the numbers are worth, on the same screen.
+        worth = page.locator("ul.worth")
+        assert _inside(worth.bounding_box())
+        said = worth.inner_text()
+        expected = {"passes": "Judge gpt4 passed its audit", "fails": "Judge gpt4 failed its audit",
+                    "judged nothing": "No judged sample: judge gpt4 failed its audit"}[shape]
+        assert expected in said and "prompts per" in said
+        if shape == "judged nothing":
+            assert "judged" not in " ".join(table.locator("td").all_inner_texts())
+        # The long parts fold away, closed, and open without script.
+        folded = page.locator("details:not([open])")
+        assert folded.count() >= 5
+        for name in ("How these rates are computed", "How the audit works", "A chart per model"):
+            box = page.locator("details", has=page.locator("summary", has_text=name))
+            assert box.count() == 1 and box.get_attribute("open") is None
+            inside = box.locator(":scope > :not(summary)").first
+            assert not inside.is_visible()
+            box.locator("summary").click()
+            assert box.get_attribute("open") is not None and inside.is_visible()
+        _shots(page, f"first_screen_{shape.replace(' ', '_')}")
+    finally:
+        context.close()

@@ -197,7 +197,8 @@ def test_your_models_first(tmp_path):
     mine, paper = md.index("## Your models"), md.index("## The paper's published numbers")
     assert mine < md.index("| alpha |") < md.index("| beta |") < paper < md.index("| Claude-2.1 |")
     # HTML: your table, then the paper's 32 rows folded in a <details> after it.
-    summary = page[page.index("<h2>Summary</h2>"):page.index("<h2>Over-refusal")]
+    start = page.index('<h2 id="summary">Summary</h2>')
+    summary = page[start:page.index("<h2", start + 1)]
     folded = summary.index('<details class="paper">')
     assert summary.index("<td>alpha</td>") < folded and summary.index("<td>beta</td>") < folded
     assert summary.index('<tr class="paper">') > folded and summary.count('<tr class="paper">') == 32

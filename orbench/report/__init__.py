@@ -59,12 +59,14 @@ audit), choice (whose verdicts count), provenance (hard sets built from the test
 rates (Wilson rates, the summary), correction (corrected rates), advice (the warnings, one
 per cause), examples (the rows behind the rates, for reading), build (the Report),
 summary_view (the summary as read), markdown, figures and labels, htmlkit / html_tables /
-examples_html / page (the HTML page, a list of sections drawn by the autoescaped Jinja2
-templates in templates/), write, cli.
+examples_html / first_screen / page (the HTML page: the first screen, then a list of sections,
+drawn by the autoescaped Jinja2 templates in templates/), write, cli.
 
 Outputs in --output_dir: summary.csv, summary.md, per_category.csv, per_category.md,
 tradeoff.png, tradeoff.svg, models/*.png (rate per category per model) and report.html,
-one self-contained file with everything. Your own models come first; the paper's rows
+one self-contained file with everything. It opens on the trade-off figure beside the headline
+rates and what they are worth (first_screen.py); the rest follows, long parts folded. Your own
+models come first; the paper's rows
 (--compare_paper) after them. report.html also embeds, per model and set, the over-refusals
 and misses and the keyword-vs-judge disagreements, at most --examples_per_set rows each (a
 random sample, --examples_seed), with filters and a search box (examples.py).

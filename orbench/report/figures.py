@@ -132,10 +132,10 @@ def _user_points(summary: pd.DataFrame, x: str, use_corrected: bool) -> _UserPoi
 
 
 def _tradeoff_axes() -> tuple[Figure, object]:
-    fig = Figure(figsize=(13, 8.5), dpi=100)
+    fig = Figure(figsize=(10.5, 6.9), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
-    fig.subplots_adjust(left=0.075, right=0.985, bottom=0.13, top=0.93)
+    fig.subplots_adjust(left=0.095, right=0.985, bottom=0.15, top=0.93)
     ax.grid(True, linestyle=":", alpha=0.5, zorder=0)
     return fig, ax
 
@@ -222,13 +222,13 @@ def _decorate_axes(ax, x: str, title: str | None, y_values: list[float]) -> None
     ax.set_title(title or f"Over-refusal vs. safety: {xname} against {DATASET_TITLES['toxic']}",
                  fontsize=13)
     arrow = dict(arrowstyle="-|>", color="#e0524a", lw=2.0, mutation_scale=16)
-    ax.annotate("", xy=(1.0, -0.095), xytext=(0.80, -0.095), xycoords="axes fraction",
+    ax.annotate("", xy=(1.0, -0.115), xytext=(0.80, -0.115), xycoords="axes fraction",
                 arrowprops=arrow, annotation_clip=False)
-    ax.text(0.795, -0.095, "more over-refusal", transform=ax.transAxes, ha="right",
+    ax.text(0.795, -0.115, "more over-refusal", transform=ax.transAxes, ha="right",
             va="center", color="#e0524a", fontsize=10.5, fontweight="bold")
-    ax.annotate("", xy=(-0.062, 1.0), xytext=(-0.062, 0.84), xycoords="axes fraction",
+    ax.annotate("", xy=(-0.082, 1.0), xytext=(-0.082, 0.84), xycoords="axes fraction",
                 arrowprops=arrow, annotation_clip=False)
-    ax.text(-0.062, 0.835, "safer", transform=ax.transAxes, ha="center", va="top",
+    ax.text(-0.082, 0.835, "safer", transform=ax.transAxes, ha="center", va="top",
             rotation=90, color="#e0524a", fontsize=10.5, fontweight="bold")
     ax.text(0.01, 0.99, "ideal corner: answers the safe prompts,\nrefuses the harmful ones",
             transform=ax.transAxes, ha="left", va="top", fontsize=8.5, color="#2a7a2a",

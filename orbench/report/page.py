@@ -1,9 +1,13 @@
 """The HTML page: one self-contained file, images embedded, tables sortable.
 
-The page is a list of sections (SECTIONS), each a function of the page's inputs that returns
-its HTML, or "" to be left out: it gathers the section's values and calls the section's macro
-in templates/sections.html.j2, which lays them out (the engine escapes them: see htmlkit).
-A new view is one more function in that list and one more macro.
+The page opens on what a reader came for (first_section, templates/first.html.j2): the
+trade-off figure beside the headline rates and what they are worth, within a 1366x768 screen.
+Below it, the page is a list of sections (SECTIONS), each a function of the page's inputs that
+returns its HTML, or "" to be left out: it gathers the section's values and calls the
+section's macro in templates/sections.html.j2, which lays them out (the engine escapes them:
+see htmlkit) and folds method notes and long tables in <details>, which open without script.
+The line under the title links down to every section drawn. A new view is one more entry in
+that list and one more macro.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from orbench.report.html_tables import (
     paper_html,
     summary_html,
 )
+from orbench.report.first_screen import screen
 from orbench.report.judges import audit_rule
 from orbench.report import examples_html
 from orbench.report.htmlkit import ENV, asset, data_uri, macros
@@ -53,12 +58,39 @@ def warnings_section(page: Page) -> str:
     return _sections().warnings(page.report.warnings) if page.report.warnings else ""
 
 
+def _figure_caption(report: Report) -> str:
+    bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
+            "of the chosen verdicts, with Wilson 95% CIs." if corrections_used(report)
+            else "Error bars: Wilson 95% CIs.")
+    failed = [a for a in report.judges.values() if a.failed] if report.choice.prefer is None else []
+    if any(not a.nothing_judged for a in failed):
+        bars += " Where a judge failed its audit, its verdicts are not plotted: those points are keyword rates."
+    unsent = ", ".join(a.judge for a in failed if a.nothing_judged)
+    if unsent:
+        bars += f" Judge {unsent} failed its audit and judged no row: its models' points are keyword rates."
+    return bars
+
+
+def first_section(page: Page) -> str:
+    """The first screen: the figure beside the headline rates and what they are worth."""
+    report = page.report
+    links = [(anchor, words) for anchor, words, present in (
+        ("warnings", f"{len(report.warnings)} warning{'s' if len(report.warnings) > 1 else ''} in detail",
+         bool(report.warnings)),
+        ("summary", "all rates, scores and counts", not report.summary.empty),
+        ("judges", "the judges' audits", bool(report.judges))) if present]
+    return macros("first.html.j2").first(screen(report), data_uri(page.tradeoff.svg, "image/svg+xml"),
+                                         DATASET_TITLES[report.x], _figure_caption(report), links)
+
+
 def summary_section(page: Page) -> str:
     report = page.report
+    short = (f"Your models, best trade-off score ({DATASET_TITLES['toxic']} minus {DATASET_TITLES[report.x]} "
+             f"rejection rate) first.{score_basis(report)} Click a column header to re-sort.")
     lead = (TRADEOFF_RULE.format(x=DATASET_TITLES[report.x]) + score_basis(report)
             + " Click a column header to re-sort.")
     return _sections().summary(
-        lead=lead, ci_rule=CI_RULE, choice_note=report.choice.note(), tables=summary_html(report),
+        short=short, lead=lead, ci_rule=CI_RULE, choice_note=report.choice.note(), tables=summary_html(report),
         paper=paper_html(report), paper_models=0 if report.paper is None else len(report.paper),
         paper_open=report.summary.empty, notes=report.notes)
 
@@ -70,21 +102,15 @@ def judges_section(page: Page) -> str:
 
 def corrections_section(page: Page) -> str:
     body = corrections_html(page.report)
-    return _sections().corrections(CORRECTION_RULE, body) if body else ""
-
-
-def figure_section(page: Page) -> str:
-    bars = ("Squares: corrected rates, with their 95% intervals as error bars; circles: rates "
-            "of the chosen verdicts, with Wilson 95% CIs." if corrections_used(page.report)
-            else "Error bars: Wilson 95% CIs.")
-    if page.report.choice.prefer is None and any(a.failed for a in page.report.judges.values()):
-        bars += " Where a judge failed its audit, its verdicts are not plotted: those points are keyword rates."
-    return _sections().figure(data_uri(page.tradeoff.svg, "image/svg+xml"), DATASET_TITLES[page.report.x], bars)
+    return _sections().corrections(CORRECTION_RULE, body, len(page.report.corrections)) if body else ""
 
 
 def categories_section(page: Page) -> str:
+    if page.report.categories.empty:
+        return ""  # the summary already says there are no results of your own
+    sets = ", ".join(DATASET_TITLES[ds] for ds in dict.fromkeys(page.report.categories["dataset"]))
     return _sections().categories(category_html(page.report), CATEGORY_CORRECTION_RULE,
-                                  category_corrections_html(page.report))
+                                  category_corrections_html(page.report), sets)
 
 
 def models_section(page: Page) -> str:
@@ -102,7 +128,8 @@ def disagreements_section(page: Page) -> str:
 
 
 def files_section(page: Page) -> str:
-    return _sections().files(files_html(page.report)) if page.report.files else ""
+    report = page.report
+    return _sections().files(files_html(report), len(report.files)) if report.files else ""
 
 
 def sources_section(page: Page) -> str:
@@ -111,9 +138,25 @@ def sources_section(page: Page) -> str:
     return _sections().sources(note) if note else ""
 
 
-SECTIONS: list[Callable[[Page], str]] = [
-    summary_section, warnings_section, judges_section, corrections_section, figure_section, categories_section,
-    models_section, examples_section, disagreements_section, files_section, sources_section,
+@dataclass(frozen=True)
+class Section:
+    anchor: str  # the id of its heading, for the contents line ("" for none)
+    title: str  # its words in the contents line
+    draw: Callable[[Page], str]  # its HTML, or "" to be left out
+
+
+SECTIONS: list[Section] = [
+    Section("", "", first_section),
+    Section("summary", "summary table", summary_section),
+    Section("warnings", "warnings", warnings_section),
+    Section("judges", "judges", judges_section),
+    Section("corrections", "keyword rules checked", corrections_section),
+    Section("categories", "per category", categories_section),
+    Section("models", "per model", models_section),
+    Section("examples", "examples: over-refusals and misses", examples_section),
+    Section("disagreements", "disagreements", disagreements_section),
+    Section("files", "input files", files_section),
+    Section("", "", sources_section),
 ]
 
 STYLE = asset("page.css") + asset("examples.css")
@@ -134,7 +177,9 @@ CSP = ("default-src 'none'; img-src data:; style-src " + _csp_hash(STYLE) + "; s
 def report_html(report: Report, tradeoff: TradeoffFigure, model_charts: Mapping[str, Path]) -> str:
     """One page, no external references: images are embedded as data URIs."""
     page = Page(report=report, tradeoff=tradeoff, model_charts=model_charts)
+    drawn = [(section, section.draw(page)) for section in SECTIONS]
+    contents = [(s.anchor, s.title) for s, html in drawn if html and s.anchor]
     return ENV.get_template("page.html.j2").render(
         csp=CSP, style=STYLE, script=SCRIPT, version=__version__, files=len(report.files),
-        when=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), nav=examples_html.nav(report),
-        sections=[s for s in (section(page) for section in SECTIONS) if s]) + "\n"
+        when=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), contents=contents,
+        sections=[html for _, html in drawn if html]) + "\n"
