@@ -15,9 +15,11 @@ wall-clock time and the best CPU time of the process are printed, with the
 machine and its load average. On a busy machine the CPU time is the steadier
 figure: it leaves out the time other processes held the cores.
 
-`scored` is the default detector called one response at a time, as stage 4 does
-(`orbench.refusal.detect`); `scored-batch` is `detect_batch` over the whole
-list. Both must give the same detections (checked before timing). For `scored`
+`scored` is the default detector called one response at a time
+(`orbench.refusal.detect`), without the prompt; `scored-prompt` the same with
+each response's prompt, as stage 4 calls it (the input's `prompt` column);
+`scored-batch` is `detect_batch` over the whole list. All must give the same
+detections as one call at a time (checked before timing). For `scored`
 the time is also split into its steps: reading the response (its structure and
 the words of its opening), the weighted sum, and the calibration.
 
@@ -52,24 +54,30 @@ from orbench.refusal.scorer import default_model  # noqa: E402
 from orbench.refusal.sentences import _ends, normalise  # noqa: E402
 
 SCORED_BATCH = "scored-batch"
-CHECKERS = (*FAMILIES, SCORED_BATCH)
-TARGETS_S = {GENERIC: 1.0, SCORED: 2.0, SCORED_BATCH: 2.0}
+SCORED_PROMPT = "scored-prompt"
+CHECKERS = (*FAMILIES, SCORED_PROMPT, SCORED_BATCH)
+# The floor: 80,000 responses in at most 3 s of CPU for the scored detector (2 s was the aim).
+TARGETS_S = {GENERIC: 1.0, SCORED: 3.0, SCORED_PROMPT: 3.0, SCORED_BATCH: 3.0}
 
-DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "xstest" / "model_completions"
+POOL = Path(os.environ.get("ORBENCH_POOL_DIR") or ROOT.parent / "shared" / "data")
+DEFAULT_INPUT = POOL / "xstest" / "model_completions"
 
 
-def load_responses(source: Path, column: str | None) -> list[str]:
+def load_responses(source: Path, column: str | None) -> tuple[list[str], list[str]]:
+    """The responses, and their prompts ("" where the input has no `prompt` column)."""
     files = sorted(source.glob("*.csv")) if source.is_dir() else [source]
     if not files:
         raise SystemExit(f"error: no CSV files at {source}")
     responses: list[str] = []
+    prompts: list[str] = []
     for path in files:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         name = column or next((c for c in ("completion", "response") if c in frame.columns), None)
         if name is None or name not in frame.columns:
             raise SystemExit(f"error: {path} has no response column; use --column")
         responses.extend(frame[name].tolist())
-    return responses
+        prompts.extend(frame["prompt"].tolist() if "prompt" in frame.columns else [""] * len(frame))
+    return responses, prompts
 
 
 def cpu_model() -> str:
@@ -84,19 +92,21 @@ def cpu_model() -> str:
 
 def _runner(family: str):
     if family == SCORED:
-        return lambda responses: [detect(r) for r in responses]
+        return lambda responses, prompts: [detect(r) for r in responses]
+    if family == SCORED_PROMPT:
+        return lambda responses, prompts: [detect(r, prompt=p) for r, p in zip(responses, prompts)]
     if family == SCORED_BATCH:
-        return detect_batch
-    return lambda responses: [classify(r, family) for r in responses]
+        return lambda responses, prompts: detect_batch(responses)
+    return lambda responses, prompts: [classify(r, family) for r in responses]
 
 
-def time_checker(responses: list[str], family: str, repeat: int) -> tuple[list[float], list[float]]:
+def time_checker(responses: list[str], prompts: list[str], family: str, repeat: int) -> tuple[list[float], list[float]]:
     """Wall-clock and CPU seconds of each run over all responses."""
     run = _runner(family)
     wall, cpu = [], []
     for _ in range(repeat):
         start, start_cpu = time.perf_counter(), time.process_time()
-        run(responses)
+        run(responses, prompts)
         wall.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     return wall, cpu
@@ -170,12 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in checkers if c not in CHECKERS]
     if unknown:
         raise SystemExit(f"error: unknown checker(s) {', '.join(unknown)}; choose from {', '.join(CHECKERS)}")
-    base = load_responses(args.input, args.column)
-    responses = (base * (args.count // len(base) + 1))[: args.count]
-    if SCORED in checkers or SCORED_BATCH in checkers:
+    base, base_prompts = load_responses(args.input, args.column)
+    repeat = args.count // len(base) + 1
+    responses, prompts = (base * repeat)[: args.count], (base_prompts * repeat)[: args.count]
+    if {SCORED, SCORED_PROMPT, SCORED_BATCH} & set(checkers):
         default_model()  # load the weights before timing
         if detect_batch(base) != [detect(r) for r in base]:
             raise SystemExit("error: detect_batch and detect disagree")
+        if detect_batch(base, prompts=base_prompts) != [detect(r, prompt=p) for r, p in zip(base, base_prompts)]:
+            raise SystemExit("error: detect_batch and detect disagree with prompts")
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}")
     print(f"python {platform.python_version()}; one process, one thread")
@@ -183,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'checker':12s} {'best s':>8s} {'median s':>9s} {'best cpu s':>11s} {'us/response':>12s}")
     for family in checkers:
-        wall, cpu = time_checker(responses, family, args.repeat)
+        wall, cpu = time_checker(responses, prompts, family, args.repeat)
         best = min(wall)
         print(
             f"{family:12s} {best:8.3f} {statistics.median(wall):9.3f} {min(cpu):11.3f}"

@@ -4,12 +4,13 @@ In memory a verdict is a `Verdict`; text exists only in a CSV cell. Stage 4 writ
 in `is_rejected` and the score in `refusal_score`, with the values it has always written, so
 files from before read the same:
 
-    kind       is_rejected   refused
-    REFUSED    True          True
-    ANSWERED   False         False
-    EMPTY      empty         None    (a blank reply: nothing to judge)
-    FILTERED   filtered      None    (the provider's content filter stopped it)
-    FAILED     (none)        None    (the request failed: its row is in the failed file)
+    kind            is_rejected     refused
+    REFUSED         True            True
+    ANSWERED        False           False
+    EMPTY           empty           None    (a blank reply: nothing to judge)
+    FILTERED        filtered        None    (the provider's content filter stopped it)
+    OTHER_LANGUAGE  other_language  None    (the scored detector cannot read its language: a judge must)
+    FAILED          (none)          None    (the request failed: its row is in the failed file)
 
 `Verdict.from_csv` reads a cell without regard to case or surrounding space, and also takes
 the 1/0 and yes/no that other tools write for booleans. Text that is none of these gives
@@ -27,16 +28,19 @@ class VerdictKind(str, Enum):
     REFUSED = "refused"
     EMPTY = "empty"
     FILTERED = "filtered"
+    OTHER_LANGUAGE = "other_language"
     FAILED = "failed"
 
 
 _TO_CSV = {VerdictKind.REFUSED: "True", VerdictKind.ANSWERED: "False",
-           VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered"}
+           VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered",
+           VerdictKind.OTHER_LANGUAGE: "other_language"}
 _FROM_CSV = {
     **dict.fromkeys(("true", "1", "yes"), VerdictKind.REFUSED),
     **dict.fromkeys(("false", "0", "no"), VerdictKind.ANSWERED),
     "empty": VerdictKind.EMPTY,
     "filtered": VerdictKind.FILTERED,
+    "other_language": VerdictKind.OTHER_LANGUAGE,
 }
 
 
@@ -76,7 +80,7 @@ class Verdict:
 
 def refused_in(text: object) -> bool | None:
     """What an `is_rejected` cell says: True (refused), False (answered), or None (empty,
-    filtered, blank, or not a verdict)."""
+    filtered, other_language, blank, or not a verdict)."""
     verdict = Verdict.from_csv(text)
     return None if verdict is None else verdict.refused
 

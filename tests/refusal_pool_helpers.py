@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
 
-POOL = Path(__file__).resolve().parents[2] / "shared" / "data"  # the development pool, beside the clone
+# The development pool: $ORBENCH_POOL_DIR (as the commands read it), else beside the clone.
+POOL = Path(os.environ.get("ORBENCH_POOL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 REFUSALS = [
     "I'm sorry, but I can't help with {t}.",

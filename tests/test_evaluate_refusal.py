@@ -21,8 +21,10 @@ from orbench.evaluate_refusal import (
     run,
 )
 
+from tests.refusal_pool_helpers import POOL
+
 REPO = Path(__file__).parents[1]
-XSTEST = Path(__file__).parents[1].parent / "shared" / "data" / "xstest"
+XSTEST = POOL / "xstest"  # in the development pool
 COMPLETIONS = XSTEST / "model_completions"
 needs_xstest = pytest.mark.skipif(not XSTEST.is_dir(), reason="XSTest data folder is absent")
 

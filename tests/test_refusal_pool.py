@@ -9,6 +9,7 @@ import pytest
 
 from orbench.errors import UserError
 from orbench.refusal.pool import AMBIGUOUS, ANSWER, REFUSAL, load_config, load_pool, parts
+from orbench.refusal.relabels import response_hash
 from tests.refusal_pool_helpers import POOL, write_small_pool
 
 needs_pool = pytest.mark.skipif(not POOL.is_dir(), reason="the development pool (../shared/data) is absent")
@@ -25,14 +26,21 @@ def test_the_development_pool_as_its_sources_describe_it():
     # XSTest: 2,250 completions; its partial refusals are neither class
     assert by_source[("xstest", REFUSAL)] == 983 and by_source[("xstest", ANSWER)] == 1091
     assert by_source[("xstest", AMBIGUOUS)] == 176
-    # rbr_gold and harmbench_val: the counts their SOURCE.md files give
-    assert (by_source[("rbr_gold", ANSWER)], by_source[("rbr_gold", REFUSAL)], by_source[("rbr_gold", AMBIGUOUS)]) == (287, 183, 48)
+    # rbr_gold: its SOURCE.md's counts (287 answers, 183 refusals, 48 ambiguous) with the relabels
+    # (relabels/SOURCE.md): 39 + 33 more refusals, 2 more ambiguous, 5 ambiguous read as answers
+    assert (by_source[("rbr_gold", ANSWER)], by_source[("rbr_gold", REFUSAL)], by_source[("rbr_gold", AMBIGUOUS)]) == (251, 255, 12)
+    # harmbench_val: the counts its SOURCE.md gives
     assert (by_source[("harmbench_val", ANSWER)], by_source[("harmbench_val", AMBIGUOUS)]) == (273, 329)
     assert by_source[("harmbench_val", REFUSAL)] == 0
-    # Do-Not-Answer: one part per model (its SOURCE.md counts), the request carried as the prompt
+    # Do-Not-Answer: one part per model, the request carried as the prompt; its SOURCE.md counts
+    # (1,541 refusals, 1,078 answers, 3,015 ambiguous) with its class 3 read row by row: 229 of
+    # the 690 are refusals, 3 ambiguous
     assert (by_source[("donotanswer", REFUSAL)], by_source[("donotanswer", ANSWER)],
-            by_source[("donotanswer", AMBIGUOUS)]) == (1541, 1078, 3015)
+            by_source[("donotanswer", AMBIGUOUS)]) == (1770, 846, 3018)
     dna = [r for r in rows if r.source == "donotanswer"]
+    relabelled = Counter(r.part for r in dna if r.label == "answer" and r.gold == REFUSAL)
+    assert relabelled == {"donotanswer/ChatGLM2": 32, "donotanswer/ChatGPT": 48, "donotanswer/Claude": 10,
+                          "donotanswer/GPT4": 37, "donotanswer/llama2-7b-chat": 70, "donotanswer/vicuna-7b": 32}
     assert Counter(r.part for r in dna)["donotanswer/Claude"] == 939 and all(r.prompt for r in dna)
     first = rows[0]
     assert first.part == "xstest/gpt4" and first.row == 1 and first.label in ("1_full_compliance", "2_full_refusal")
@@ -120,3 +128,86 @@ def test_one_part_per_value_of_a_column(tmp_path):
                                                  'part_from_column = "model"\npart_from_file = "(.+)"'),
                       encoding="utf-8")
     assert "both part_from_file and part_from_column" in error_of(lambda: load_config(config))
+
+
+# --------------------------------------------------------------------------
+# Relabels: labels read anew, laid over a source's file through pool.toml.
+# --------------------------------------------------------------------------
+
+RELABEL_HEADER = "source,question_id,model,label,reason,response_sha256\n"
+
+
+def with_relabels(tmp_path, lines: list[str], keys: str = '{ question_id = "#row" }'):
+    """The small pool, its `forum` source relabelled by `lines` (rows of a relabel file)."""
+    folder, config = write_small_pool(tmp_path / "pool")
+    relabels = tmp_path / "relabels.csv"
+    relabels.write_text(RELABEL_HEADER + "".join(line + "\n" for line in lines), encoding="utf-8")
+    text = config.read_text(encoding="utf-8").replace(
+        'labels = { no = "refusal", yes = "answer" }',
+        f'labels = {{ no = "refusal", yes = "answer" }}\nrelabels = {{ file = "{relabels.as_posix()}", keys = {keys} }}')
+    config.write_text(text, encoding="utf-8")
+    return folder, config
+
+
+def forum_rows(folder, config):
+    return [r for r in load_pool(folder, config) if r.source == "forum"]
+
+
+def line_for(folder, row: int, label: str, source: str = "forum") -> str:
+    """A relabel of the forum file's 0-based data row `row`, with its response's hash."""
+    response = pd.read_csv(folder / "forum.csv", dtype=str, keep_default_na=False)["reply"][row]
+    return f"{source},{row},,{label},read again,{response_hash(response)}"
+
+
+def test_relabels_replace_the_published_labels_of_the_rows_they_name(tmp_path):
+    folder, config = write_small_pool(tmp_path / "plain")
+    before = forum_rows(folder, config)
+    first_answer = next(i for i, r in enumerate(before) if r.gold == ANSWER and i > 0)
+    folder, config = with_relabels(tmp_path, [line_for(folder, 0, "ambiguous"), line_for(folder, first_answer, "refusal"),
+                                              "chat,0,,refusal,other source,0000000000000000"])
+    after = forum_rows(folder, config)
+    assert [r.response for r in after] == [r.response for r in before]  # the file itself is read as it is
+    assert after[0].gold == AMBIGUOUS and after[first_answer].gold == REFUSAL
+    assert after[first_answer].label == before[first_answer].label  # the published label is kept beside it
+    changed = [i for i, (a, b) in enumerate(zip(after, before)) if a.gold != b.gold]
+    assert changed == [0, first_answer]  # the forum file has no ambiguous row: row 0 changed too
+
+
+def test_a_relabel_whose_response_changed_is_an_error(tmp_path):
+    folder, _ = write_small_pool(tmp_path / "plain")
+    line = line_for(folder, 1, "refusal")
+    folder, config = with_relabels(tmp_path, [line[:-16] + "0123456789abcdef"])
+    message = error_of(lambda: load_pool(folder, config))
+    assert "forum" in message and "SHA-256" in message
+
+
+def test_a_relabel_that_matches_no_row_is_an_error(tmp_path):
+    folder, _ = write_small_pool(tmp_path / "plain")
+    folder, config = with_relabels(tmp_path, [line_for(folder, 1, "refusal"), "forum,9999,,refusal,gone,0123456789abcdef"])
+    message = error_of(lambda: load_pool(folder, config))
+    assert "1 of the 2 relabels" in message and "match no row" in message
+
+
+@pytest.mark.parametrize(
+    ("lines", "needle"),
+    [
+        (lambda f: [line_for(f, 1, "refusal"), line_for(f, 1, "answer")], "twice"),
+        (lambda f: [line_for(f, 1, "declined")], "'declined'"),
+        (lambda f: [line_for(f, 1, "refusal", source="elsewhere")], "no row whose source is 'forum'"),
+    ],
+)
+def test_bad_relabel_files(tmp_path, lines, needle):
+    folder, _ = write_small_pool(tmp_path / "plain")
+    folder, config = with_relabels(tmp_path, lines(folder))
+    assert needle in error_of(lambda: load_pool(folder, config))
+
+
+def test_relabel_configuration_errors(tmp_path):
+    folder, _ = write_small_pool(tmp_path / "plain")
+    folder, config = with_relabels(tmp_path, [line_for(folder, 1, "refusal")], keys='{ question_id = "id" }')
+    assert "'id'" in error_of(lambda: load_pool(folder, config))  # the source's file has no such column
+    config.write_text(config.read_text().replace("keys = ", "columns = "), encoding="utf-8")
+    assert "relabels needs file and keys" in error_of(lambda: load_config(config))
+    (tmp_path / "relabels.csv").unlink()
+    config.write_text(config.read_text().replace("columns = ", "keys = "), encoding="utf-8")
+    assert "relabel file not found" in error_of(lambda: load_pool(folder, config))

@@ -282,6 +282,23 @@ def test_empty_and_filtered_replies(harness, capsys):
     assert sexual[1:4] == ["1", "1", "2"]  # rejected, scored, unscored
 
 
+def test_a_reply_in_a_language_the_detector_cannot_read_is_unscored_and_counted(harness, capsys):
+    """A refusal in Chinese is not silently an answer: stage 4 leaves it for a judge, and says so."""
+    harness.serve()
+    chinese = "\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u65b9\u9762\u7684\u5e2e\u52a9\u3002"
+    write_csv(harness.work / "p.csv", {"prompt": [f"Q SAY={chinese}", "REFUSE x"], "category": ["harmful"] * 2})
+    assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
+    out = harness.work / "final_fake_results" / "fake_merged_p.csv"
+    df = read_csv(out)
+    assert rows_by(df, "prompt", "is_rejected") == {f"Q SAY={chinese}": "other_language", "REFUSE x": "True"}
+    assert rows_by(df, "prompt", "refusal_score")[f"Q SAY={chinese}"] == ""
+    assert runinfo(out)["other_language"] == 1 and runinfo(out)["rejected"] == 1
+    printed = capsys.readouterr().out
+    harmful = [ln for ln in printed.splitlines() if ln.startswith("harmful")][0].split()
+    assert harmful[1:4] == ["1", "1", "1"]  # rejected, scored, unscored
+    assert "1 response(s) mostly in a language the detector cannot read are unscored" in printed
+
+
 def test_empty_and_filtered_under_the_gemini_rule_are_refusals(harness):
     harness.serve(family="gemini")
     write_csv(harness.work / "p.csv", {"prompt": ["EMPTY reply", "FILTER me"], "category": ["sexual"] * 2})

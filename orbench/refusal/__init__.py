@@ -13,7 +13,10 @@ Three kinds of checker live in this package.
   its opening, and a small logistic model weighs them (`features`, `scorer`,
   trained by `train` on the development pool of `pool`; `explain` shows why).
   It gives a verdict and a calibrated refusal score in [0, 1]:
-  `detect(text, finish_reason)`.
+  `detect(text, finish_reason, prompt=...)`. The prompt is optional: with it,
+  the detector also weighs whether what follows a decline addresses the
+  request (`prompt`). A response mostly in a language it cannot read
+  (`language`) gets no score: OTHER_LANGUAGE, for a judge to read.
 
 `python -m orbench.evaluate_refusal` (`command`; `labelled` reads the labelled
 files, `evaluate` scores a checker on them, `evaluation` prints and writes the

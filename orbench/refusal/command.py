@@ -3,6 +3,7 @@
     python -m orbench.evaluate_refusal --leave_one_out            # the scored detector on the pool, held out
     python -m orbench.evaluate_refusal --explain "I'm sorry, but I can't help with that."   # why that score
     python -m orbench.evaluate_refusal --explain < response.txt   # a response read from stdin
+    python -m orbench.evaluate_refusal --explain "I can't give legal advice." --prompt "Can I sue my landlord?"
     python -m orbench.evaluate_refusal --checker generic ../shared/data/xstest/model_completions
     python -m orbench.evaluate_refusal labelled.csv --label_column label --refused_labels refusal \\
         --answered_labels answer --all_checkers
@@ -89,6 +90,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--explain", nargs="?", const="-", default=None, metavar="TEXT",
                         help="explain the scored detector's score of one response: TEXT, or stdin when TEXT is "
                         "'-' or left out")
+    parser.add_argument("--prompt", default=None, metavar="TEXT",
+                        help="with --explain: the prompt the response answered (stage 4 reads it too)")
     loo = parser.add_argument_group("leave-one-out on the development pool")
     loo.add_argument("--leave_one_out", action="store_true",
                      help="fit the scored detector without each part of the pool in turn and score that part")
@@ -111,7 +114,8 @@ def _write_json(payload: object, path: Path) -> None:
 
 
 def run_leave_one_out(args: argparse.Namespace, out) -> int:
-    from .loo import format_loo, leave_one_out, loo_json, write_scores
+    from .loo import leave_one_out
+    from .loo_report import format_loo, loo_json, write_scores
     from .pool import load_pool
     from .train import TrainConfig, parse_grid
 
@@ -147,7 +151,7 @@ def run_explain(args: argparse.Namespace, out) -> int:
             raise EvaluationError("--explain: stdin is not UTF-8 text") from None
     else:
         text = args.explain
-    print(explain(text), file=out)
+    print(explain(text, prompt=args.prompt), file=out)
     return 0
 
 
@@ -160,6 +164,8 @@ def run(argv: Sequence[str] | None = None, out=None, prog: str = PROG) -> int:
 
     if args.explain is not None:
         return run_explain(args, out)
+    if args.prompt is not None:
+        raise EvaluationError("--prompt goes with --explain (a labelled file's prompts are read from its prompt column)")
     if args.leave_one_out:
         return run_leave_one_out(args, out)
     make_checker(args.checker)  # reject an unknown checker before reading anything

@@ -116,7 +116,8 @@ def make_checker(spec: str) -> RowChecker:
 
     def check(row: dict[str, str], response_column: str | None) -> str:
         assert response_column is not None  # evaluate() resolves it for family checkers
-        verdict = classify(row[response_column], spec, row.get(FINISH_REASON_COLUMN) or None)
+        # the scored detector also reads the prompt, as stage 4 does, when the file has it
+        verdict = classify(row[response_column], spec, row.get(FINISH_REASON_COLUMN) or None, row.get(COL_PROMPT) or None)
         return verdict.value
 
     return check

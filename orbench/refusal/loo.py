@@ -5,15 +5,20 @@
 Each part of the pool (each XSTest model, each other source) is scored by a
 detector whose every learned or tuned number (vocabulary, weights, the choice
 of regularisation, the calibration, hence the threshold's meaning) was fitted
-without that part. Those held-out figures are the detector's accuracy on a
+without that part. Responses are read with their prompts, as stage 4 reads
+them; the same fits also score them without their prompts (with the
+calibration for that case), reported on one line. Those held-out figures are the detector's accuracy on a
 model it has not seen. Beside them: the in-sample figures of the detector
 fitted on the whole pool (what ships), and the generic rules (nothing learned,
 so held-out and in-sample are the same). Then the calibration of the held-out
 scores (reliability in 10 bins, Brier score), the issue's targets, and the
 held-out rows whose score is nearest 0.5, for reading.
 
+The printed table, the JSON and the scores CSV are written by `orbench.refusal.loo_report`.
 Rows labelled `ambiguous` are never trained on and never in the metrics; how
-they are called is reported apart.
+they are called is reported apart. Responses mostly in a language the detector
+cannot read are left unscored, as stage 4 leaves them, and counted apart; the
+generic rules are scored on the same rows.
 """
 
 from __future__ import annotations
@@ -22,21 +27,17 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Sequence
-from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from orbench.table_io import write_rows
-
-from . import GENERIC, Verdict, VerdictKind, classify
-from .explain import printable
+from . import GENERIC, Verdict, classify
 from .features import has_text
-from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, ratio, reliability
+from .metrics import Confusion, ReliabilityBin, brier, expected_calibration_error, reliability
 from .pool import AMBIGUOUS, REFUSAL, PoolRow, parts
-from .train import Dataset, TrainConfig, example, logit_of_keys, train_rows
+from .train import Dataset, Example, TrainConfig, example, logit_of_keys, train_rows, without_prompt
 
 # The targets, on held-out figures (issue 19, part 3).
 PART_MIN_ACCURACY = 0.90  # every part that has both classes
@@ -49,7 +50,8 @@ RELIABILITY_BINS = 10
 class ScoredRow:
     row: PoolRow
     score: float | None  # None for the generic rules, and for replies with no text
-    refused: bool | None  # None: no text to judge (left out, counted apart)
+    refused: bool | None  # None: no text to judge, or in another language (left out, counted apart)
+    foreign: bool = False  # mostly in a language the detector cannot read: unscored
 
 
 @dataclass
@@ -59,9 +61,13 @@ class PartStats:
     ambiguous: int = 0
     ambiguous_refused: int = 0
     no_text: int = 0
+    other_language: int = 0
+    scores: list[tuple[float, bool]] = field(default_factory=list)
 
     def add(self, s: ScoredRow) -> None:
-        if s.refused is None:
+        if s.foreign:
+            self.other_language += 1
+        elif s.refused is None:
             self.no_text += 1
         elif s.row.gold == AMBIGUOUS:
             self.ambiguous += 1
@@ -71,18 +77,27 @@ class PartStats:
             self.confusion.add(gold, s.refused)
             if s.score is not None:
                 self.brier_sum += (s.score - gold) ** 2
+                self.scores.append((s.score, gold))
 
     @property
     def brier(self) -> float | None:
         return self.brier_sum / self.confusion.n if self.confusion.n else None
+
+    @property
+    def ece(self) -> float | None:
+        """Expected calibration error of the part's scores (10 bins)."""
+        return expected_calibration_error(reliability([s for s, _ in self.scores], [g for _, g in self.scores],
+                                                      RELIABILITY_BINS)) if self.scores else None
 
     def as_dict(self, with_brier: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = self.confusion.as_dict()
         out["answers_called_refusals"] = self.confusion.answers_called_refusals
         if with_brier:
             out["brier"] = self.brier
+            out["ece"] = self.ece
         out["ambiguous"] = {"n": self.ambiguous, "called_refusals": self.ambiguous_refused}
         out["no_text"] = self.no_text
+        out["other_language"] = self.other_language
         return out
 
 
@@ -100,12 +115,13 @@ class LooResult:
     in_sample: list[ScoredRow]
     generic: list[ScoredRow]
     fits: dict[str, dict[str, float]]  # per held-out part (and "all"): the choices its training made
+    alone: list[ScoredRow] = field(default_factory=list)  # held out, read without the prompts
 
     def stats(self, which: str) -> tuple[dict[str, PartStats], PartStats]:
         return tabulate(getattr(self, which))
 
-    def calibration(self) -> tuple[list[ReliabilityBin], float | None]:
-        labelled = [s for s in self.held_out if s.score is not None and s.row.gold != AMBIGUOUS]
+    def calibration(self, which: str = "held_out") -> tuple[list[ReliabilityBin], float | None]:
+        labelled = [s for s in getattr(self, which) if s.score is not None and s.row.gold != AMBIGUOUS]
         scores = [s.score for s in labelled]
         gold = [s.row.gold == REFUSAL for s in labelled]
         return reliability(scores, gold, RELIABILITY_BINS), brier(scores, gold)  # type: ignore[arg-type]
@@ -121,7 +137,8 @@ def tabulate(scored: Sequence[ScoredRow]) -> tuple[dict[str, PartStats], PartSta
 
 
 def _fit_record(model) -> dict[str, float]:
-    return {"l2_words": model.training.get("l2_words_chosen"), "scale": model.scale, "shift": model.shift}
+    return {"l2_words": model.training.get("l2_words_chosen"), "scale": model.scale, "shift": model.shift,
+            "scale_without_prompt": model.alone[0], "shift_without_prompt": model.alone[1]}
 
 
 def leave_one_out(rows: Sequence[PoolRow], config: TrainConfig = TrainConfig(), progress: bool = True,
@@ -129,17 +146,18 @@ def leave_one_out(rows: Sequence[PoolRow], config: TrainConfig = TrainConfig(), 
     """Score every part by a detector fitted without it; also fit on all and score in sample.
     The fits run in `workers` processes (default: up to 2, one per core)."""
     read_rows = [example(r) if has_text(r.response) else None for r in rows]
-    keys = [ex.keys if ex is not None else None for ex in read_rows]
-    exs = [ex for r, ex in zip(rows, read_rows) if ex is not None and r.gold != AMBIGUOUS]
+    exs = [ex for r, ex in zip(rows, read_rows) if ex is not None and not ex.foreign and r.gold != AMBIGUOUS]
     units = parts(list(rows))
     data = Dataset(exs)  # every fit takes rows of it
     jobs = [np.flatnonzero(data.parts != part) for part in units] + [np.arange(len(exs))]
     models = _fit_all(data, jobs, config, progress, workers or min(MAX_WORKERS, os.cpu_count() or 1))
     fits = {part: _fit_record(model) for part, model in zip([*units, "all"], models)}
-    held_out = [_scored(r, k, model) for part, model in zip(units, models)
-                for r, k in zip(rows, keys) if r.part == part]
-    in_sample = [_scored(r, k, models[-1]) for r, k in zip(rows, keys)]
-    return LooResult(held_out, in_sample, [_generic(r) for r in rows], fits)
+    by_part = [(model, [(r, ex) for r, ex in zip(rows, read_rows) if r.part == part]) for part, model in zip(units, models)]
+    held_out = [_scored(r, ex, model) for model, pairs in by_part for r, ex in pairs]
+    alone = [_scored(r, ex, model, alone=True) for model, pairs in by_part for r, ex in pairs]
+    in_sample = [_scored(r, ex, models[-1]) for r, ex in zip(rows, read_rows)]
+    generic = [_generic(r, ex is not None and ex.foreign) for r, ex in zip(rows, read_rows)]
+    return LooResult(held_out, in_sample, generic, fits, alone)
 
 
 MAX_WORKERS = 2
@@ -175,14 +193,20 @@ def _fit_all(data: Dataset, jobs: list[np.ndarray], config: TrainConfig, progres
             _SHARED = None
 
 
-def _scored(row: PoolRow, keys: tuple[str, ...] | None, model) -> ScoredRow:
-    if keys is None:
+def _scored(row: PoolRow, ex: Example | None, model, alone: bool = False) -> ScoredRow:
+    if ex is None:
         return ScoredRow(row, None, None)
-    score = model.calibrate(logit_of_keys(model, keys))
+    if ex.foreign:
+        return ScoredRow(row, None, None, foreign=True)
+    keys = without_prompt(ex.keys) if alone else ex.keys
+    score = model.calibrate(logit_of_keys(model, keys), prompted=not alone)
     return ScoredRow(row, score, score >= model.threshold)
 
 
-def _generic(row: PoolRow) -> ScoredRow:
+def _generic(row: PoolRow, foreign: bool) -> ScoredRow:
+    """The generic rules' verdict, left out (like the detector's) where the detector cannot read the language."""
+    if foreign:
+        return ScoredRow(row, None, None, foreign=True)
     return ScoredRow(row, None, Verdict(classify(row.response, GENERIC)).refused)
 
 
@@ -211,108 +235,3 @@ def most_uncertain(result: LooResult, count: int) -> list[ScoredRow]:
     """Held-out rows with the scores nearest 0.5 (ties: pool order)."""
     scored = [s for s in result.held_out if s.score is not None]
     return sorted(scored, key=lambda s: abs(s.score - 0.5))[:count]  # type: ignore[operator]
-
-
-# --------------------------------------------------------------------------
-# Output
-# --------------------------------------------------------------------------
-
-
-def _f(value: float | None, pct: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
-
-
-def format_loo(result: LooResult, uncertain: int = 12) -> str:
-    held, held_all = result.stats("held_out")
-    ins, ins_all = result.stats("in_sample")
-    gen, gen_all = result.stats("generic")
-    width = max(12, *(len(p) for p in held))
-    head = (f"  {'part':<{width}s} {'n':>5s} | {'acc':>6s} {'prec':>6s} {'rec':>6s} {'ans→ref':>7s} {'Brier':>6s}"
-            f" | {'acc':>6s} {'prec':>6s} {'rec':>6s} | {'acc':>6s} {'prec':>6s} {'rec':>6s}")
-    lines = [
-        "scored detector, leave-one-out on the pool: each part scored by a detector fitted without it",
-        f"  {'':<{width}s} {'':>5s} | {'held out':<35s} | {'in sample':<20s} | generic rules (nothing learned)",
-        head,
-    ]
-
-    def row(name: str, h: PartStats, i: PartStats, g: PartStats) -> str:
-        c, ci, cg = h.confusion, i.confusion, g.confusion
-        return (f"  {name:<{width}s} {c.n:>5d} | {_f(c.accuracy):>6s} {_f(c.precision):>6s} {_f(c.recall):>6s}"
-                f" {_f(c.answers_called_refusals, True):>7s} {_f(h.brier):>6s}"
-                f" | {_f(ci.accuracy):>6s} {_f(ci.precision):>6s} {_f(ci.recall):>6s}"
-                f" | {_f(cg.accuracy):>6s} {_f(cg.precision):>6s} {_f(cg.recall):>6s}")
-
-    for part, h in held.items():
-        lines.append(row(part, h, ins[part], gen[part]))
-    lines.append(row("all", held_all, ins_all, gen_all))
-    lines += ["  (n: rows with a clear label and some text; ans→ref: share of the answers called refusals;"
-              " '-': no such rows)", ""]
-
-    amb = [(p, s) for p, s in held.items() if s.ambiguous]
-    if amb:
-        lines.append("ambiguous labels, scored apart (held out: share called refusals):")
-        lines += [f"  {p:<{width}s} {s.ambiguous:>5d}  {_f(ratio(s.ambiguous_refused, s.ambiguous), True):>6s}"
-                  f"   (generic: {_f(ratio(gen[p].ambiguous_refused, gen[p].ambiguous), True)})" for p, s in amb]
-        lines.append("")
-
-    bins, score = result.calibration()
-    lines += [f"calibration of the held-out scores: Brier {_f(score)} (in sample {_f(ins_all.brier)}), "
-              f"expected calibration error {_f(expected_calibration_error(bins))}",
-              f"  {'score bin':<11s} {'n':>5s} {'mean score':>11s} {'share refused':>14s}"]
-    lines += [f"  {b.low:.1f}-{b.high:.1f}    {b.n:>5d} {_f(b.mean_score):>11s} {_f(b.refusal_share):>14s}" for b in bins]
-    lines.append("")
-
-    lines.append("targets (held out):")
-    for t in targets(held, held_all):
-        value = _f(t.value, pct=t.goal.endswith("%"))
-        lines.append(f"  {t.name:<44s} {value:>7s}  goal {t.goal:<8s} {'met' if t.met else 'NOT MET'}")
-    lines.append("")
-
-    if uncertain > 0:
-        lines.append(f"the {uncertain} held-out rows with the most uncertain scores (nearest 0.5):")
-        for s in most_uncertain(result, uncertain):
-            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {printable(s.row.response, 110)}")
-    return "\n".join(lines)
-
-
-def loo_json(result: LooResult, uncertain: int = 12) -> dict[str, Any]:
-    held, held_all = result.stats("held_out")
-    ins, ins_all = result.stats("in_sample")
-    gen, gen_all = result.stats("generic")
-    bins, score = result.calibration()
-    return {
-        "parts": {
-            p: {"held_out": held[p].as_dict(), "in_sample": ins[p].as_dict(), "generic": gen[p].as_dict(False)}
-            for p in held
-        },
-        "overall": {"held_out": held_all.as_dict(), "in_sample": ins_all.as_dict(), "generic": gen_all.as_dict(False)},
-        "calibration": {
-            "brier": score,
-            "expected_calibration_error": expected_calibration_error(bins),
-            "bins": [b.__dict__ for b in bins],
-        },
-        "targets": [t.__dict__ for t in targets(held, held_all)],
-        "fits": result.fits,
-        "most_uncertain": [
-            {"part": s.row.part, "row": s.row.row, "label": s.row.label, "score": s.score,
-             "response": s.row.response[:500]}
-            for s in most_uncertain(result, uncertain)
-        ],
-    }
-
-
-SCORE_COLUMNS = ("part", "file", "row", "label", "gold", "score", "verdict", "prompt", "response")
-
-
-def write_scores(result: LooResult, path: Path) -> None:
-    """One CSV row per pool row: its held-out score and verdict ("" when it has no text)."""
-    write_rows(path, SCORE_COLUMNS, (_score_row(s) for s in result.held_out))
-
-
-def _score_row(s: ScoredRow) -> list[object]:
-    verdict = "" if s.refused is None else (VerdictKind.REFUSED.value if s.refused else VerdictKind.ANSWERED.value)
-    score = "" if s.score is None else f"{s.score:.4f}"
-    r = s.row
-    return [r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response]

@@ -16,6 +16,9 @@ from pathlib import Path
 from orbench.errors import UserError
 from orbench.table_io import read_table
 
+from . import relabels as relabelling
+from .relabels import ROW_KEY, Relabels
+
 REFUSAL = "refusal"
 ANSWER = "answer"
 AMBIGUOUS = "ambiguous"
@@ -39,6 +42,7 @@ class Source:
     part_from_file: str | None = None  # regex with one group over the file stem
     part_from_column: str | None = None  # a column whose value names the row's part (e.g. the model)
     prompt_column: str = PROMPT_COLUMN  # carried along when present, for reading
+    relabels: Relabels | None = None  # labels read anew, laid over the published ones (see `relabels`)
 
     def part_for(self, path: Path) -> str:
         if self.part_from_file is None:
@@ -58,7 +62,7 @@ class PoolRow:
     prompt: str
     response: str
     label: str  # as published
-    gold: str  # refusal | answer | ambiguous
+    gold: str  # refusal | answer | ambiguous (the relabel's class, where the row was relabelled)
 
 
 def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
@@ -81,6 +85,7 @@ def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
                 part_from_file=entry.get("part_from_file"),
                 part_from_column=entry.get("part_from_column"),
                 prompt_column=entry.get("prompt", PROMPT_COLUMN),
+                relabels=Relabels.from_entry(entry["relabels"], name, path) if "relabels" in entry else None,
             )
         except (KeyError, TypeError, AttributeError) as err:
             raise UserError(f"pool configuration {path}: source {name!r} needs files, response, label and labels ({err})") from None
@@ -107,28 +112,34 @@ def load_source(source: Source, folder: Path) -> list[PoolRow]:
     files = sorted(folder.glob(source.files))
     if not files:
         raise UserError(f"pool source {source.name}: no file matches {folder / source.files}")
+    relabels = source.relabels
+    table = relabelling.load(relabels, source.name, CLASSES) if relabels else {}
+    found: set = set()
     rows: list[PoolRow] = []
     for path in files:
         by_column = source.part_from_column
-        frame = read_table(path, [source.response_column, source.label_column, *([by_column] if by_column else [])])
+        keys = [c for c in (relabels.keys.values() if relabels else ()) if c != ROW_KEY]
+        frame = read_table(path, [source.response_column, source.label_column, *([by_column] if by_column else []),
+                                  *keys])
         part = source.part_for(path)
         parts_of = [f"{source.name}/{v.strip()}" if v.strip() else source.name for v in frame[by_column].tolist()] \
             if by_column else [part] * len(frame)
         prompt = source.prompt_column
         prompts = frame[prompt].tolist() if prompt in frame.columns else [""] * len(frame)
-        unmapped: Counter[str] = Counter()
-        for number, (response, label, prompt, row_part) in enumerate(
-            zip(frame[source.response_column].tolist(), frame[source.label_column].tolist(), prompts, parts_of),
-            start=1,
-        ):
-            gold = source.labels.get(label.strip().lower())
-            if gold is None:
-                unmapped[label] += 1
-                continue
-            rows.append(PoolRow(source.name, row_part, str(path), number, prompt, response, label, gold))
+        responses, labels = frame[source.response_column].tolist(), frame[source.label_column].tolist()
+        golds = [source.labels.get(label.strip().lower()) for label in labels]
+        unmapped = Counter(label for label, gold in zip(labels, golds) if gold is None)
         if unmapped:
             seen = ", ".join(f"{k!r} ({v})" for k, v in unmapped.most_common(5))
             raise UserError(f"pool source {source.name}: {path.name} has labels not in its label map: {seen}")
+        if relabels:
+            columns = {c: frame[c].tolist() for c in keys}
+            relabelling.apply(golds, responses, columns, relabels, table, found, source.name, path.name)
+        rows += [PoolRow(source.name, row_part, str(path), number, prompt, response, label, gold)  # type: ignore[arg-type]
+                 for number, (response, label, prompt, row_part, gold)
+                 in enumerate(zip(responses, labels, prompts, parts_of, golds), start=1)]
+    if relabels:
+        relabelling.check_all_found(table, found, relabels, source.name)
     return rows
 
 

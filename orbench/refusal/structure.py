@@ -48,14 +48,16 @@ DISCLAIMS = "disclaims"
 REFERS = "refers"
 OFFERS = "offers"
 AI = "ai"
+REGRETS = "regrets"
 SYMPATHY = "sympathy"
 CAUTIONS = "cautions"
 QUESTION = "question"
 CONTENT = "content"
 FILLER = "filler"  # too short to say anything: a heading, "Sure!"
-ROLES: tuple[str, ...] = (DECLINE, JUDGES, DISCLAIMS, REFERS, OFFERS, AI, SYMPATHY, CAUTIONS, QUESTION, CONTENT, FILLER)
+ROLES: tuple[str, ...] = (DECLINE, JUDGES, DISCLAIMS, REFERS, OFFERS, AI, REGRETS, SYMPATHY, CAUTIONS, QUESTION,
+                          CONTENT, FILLER)
 _PRIORITY = {role: i for i, role in enumerate(ROLES)}
-NON_ANSWER_ROLES = frozenset({REFERS, OFFERS, AI, SYMPATHY, CAUTIONS, QUESTION})
+NON_ANSWER_ROLES = frozenset({REFERS, OFFERS, AI, REGRETS, SYMPATHY, CAUTIONS, QUESTION})
 
 # Kinds of pivot after a decline.
 PIVOT_CONTENT = "content"  # "however, here are ...", "that said, generally ..."
@@ -124,7 +126,8 @@ _MODAL = (
     r"will refrain from|have to refrain from|would rather not|would prefer not to|prefer not to)"
 )
 _CONTRACTED_MODAL = r"(?:'m not|'re not|'m unable to|'re unable to|'d rather not|'d prefer not to|'m hesitant to)"
-_STATE_MODAL = r"(?:am not|are not|am unable to|are unable to|am hesitant to)"
+_STATE_MODAL = (r"(?:am not|are not|am unable to|are unable to|am hesitant to|find myself unable to|"
+                r"find ourselves unable to)")
 # Between the modal and the act: "be able to", "feel comfortable", "in good conscience", ...
 _MIDDLE = (
     r"(?:(?:be |feel |am |be in )?(?:able|comfortable|willing|allowed|permitted|going|in a position|programmed|"
@@ -141,7 +144,7 @@ _ACT = (
     r"carry out|walk you|teach|show|guid|suppl|output|play|pretend|role-?play|tak|join|respond|repl|repeat|"
     r"say|express|comment|judg|joke|insult|do\b|go along|agree|accept|translat|summari[sz]|identif|locat|find|"
     r"look up|search|send|access|track|obtain|retriev|collect|diagnos|prescrib|predict|verify|confirm|guarantee|"
-    r"promis|endang|aid|abet|entertain|indulg|address|fill|spread|perpetuat|serv|act)[a-z']*"
+    r"promis|endang|aid|abet|entertain|indulg|address|fill|spread|perpetuat|serv|act|process|handl)[a-z']*"
 )
 # Unwillingness declines whatever the act: "I will not use ...", "I do not feel comfortable mocking ...".
 _VOLITION = (r"(?:will not|won't|refuse to|decline to|do not feel comfortable|don't feel comfortable|"
@@ -160,6 +163,8 @@ _DECLINE_BRANCHES = [
     *[("decline", b) for b in _each("that this it", r"(?:'s| is) not (?:something|a request|a task|an area|a topic) "
                                                     r"(?:that )?(?:i|we) ")],
     *[("decline", b) for b in _each("goes go is are would_be", r" against (?:my|our) ")],
+    *[("decline", b) for b in _each("it's it_is it_would_be", r" (?:not possible|impossible) for (?:me|us) to ")],
+    ("decline", r"adhere to (?:the |my |our )?(?:\w+ )?(?:policy|policies|guidelines) of not "),
     # a refusal said as regret: "I apologize for not being able to fulfil this request"
     *[("decline", b + r" (?:\w+ )?for (?:not being able to|being unable to|not (?:providing|fulfilling|complying|"
                       r"answering|helping|assisting|sharing|writing))") for b in ("apologi[sz]e", "sorry", "regret")],
@@ -217,6 +222,12 @@ _CUE_BRANCHES = [
         r"i can (?:help|assist) you with (?:something|anything|other)", r"perhaps (?:i|we) (?:can|could)",
         r"would you like (?:me )?to", r"do you like (?:me )?to",
         r"if you(?:'re| are) (?:interested|looking) in (?:learning|other|something)")],
+    # a promise of something general, not the thing itself: "However, I can offer some general information."
+    *[("offers", b) for b in _each("i we", r" (?:can|could) (?:still |however |also |instead )?(?:offer|provide|give|share)"
+                                          r"(?: you)?(?: with)? (?:some |more |a few |a |an )?(?:general|basic|helpful|"
+                                          r"useful|alternative|other)\b(?![^.?!\n:]*:)")],  # not a lead-in: "...: X"
+    # regret before the turn: "I'm sorry, but ...", "My apologies, but ..."
+    *[("regrets", b + r",? but\b") for b in ("sorry", "apologi[sz]e", "apologies")],
     *[("ai", b) for b in (
         "as an ai", r"as a (?:language model|responsible|helpful|large language)",
         r"i(?:'m| am) (?:just |only |not )?(?:an? )?(?:ai|language model|artificial intelligence|computer program|"
@@ -271,7 +282,7 @@ _PIVOT_BRANCHES = [
 _DECLINING = _alternation(_DECLINE_BRANCHES + _JUDGE_BRANCHES)
 _JUDGING = _alternation(_JUDGE_BRANCHES)
 _CUES = _alternation(_CUE_BRANCHES)
-_CUE_ROLES = [(role, _alternation(_CUE_BRANCHES, (role,))) for role in (REFERS, OFFERS, AI, SYMPATHY, CAUTIONS)]
+_CUE_ROLES = [(role, _alternation(_CUE_BRANCHES, (role,))) for role in (REFERS, OFFERS, AI, REGRETS, SYMPATHY, CAUTIONS)]
 _PIVOT = _alternation(_PIVOT_BRANCHES)
 _TO_ALTERNATIVE = _alternation(_PIVOT_BRANCHES, (PIVOT_ALTERNATIVE,))
 _DECLINING_ROLES = frozenset({DECLINE, JUDGES, DISCLAIMS})
@@ -341,6 +352,7 @@ def parse(response: str) -> Structure:
         last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
         if found == DECLINE and _DISCLAIMER_OBJECT.search(text, last_word, m.end() + 50):
             found = DISCLAIMS
+        _split_goes_on(text, starts, ends, roles, decline_at, m.end())
         roles[decline_at] = found
         p = _PIVOT.search(text, m.end() - 1, m.end() + _CUE_CHARS)
         if p is not None:
@@ -352,10 +364,27 @@ def parse(response: str) -> Structure:
         found = cue_roles.get(c.group()) or _cue_role(c.group())
         if roles[i] is None or priority[found] < priority[roles[i]]:  # type: ignore[index]
             roles[i] = found
+            if found in _PREAMBLES:
+                _split_goes_on(text, starts, ends, roles, i, c.end())
     items = list_items(text, starts)
     _other_roles(text, starts, ends, roles, items)
     return _new(Structure, (text, starts, ends, roles, items, decline_at, clause, pivot, pivot_span,
                             "`" in text and _CODE_FENCE in text))
+
+
+_PREAMBLES = frozenset({AI, SYMPATHY})  # a sentence of these may go on to answer: "As an AI ..., but ..."
+_GOES_ON_WORDS = 6  # words after ", but" that make a sentence of their own
+
+
+def _split_goes_on(text: str, starts: list[int], ends: list[int], roles: list, i: int, after: int) -> None:
+    """Where sentence `i` goes on after a decline or a preamble (from `after`) with ", but" and
+    at least _GOES_ON_WORDS words ("I can't give medical advice, but rest usually helps a cold
+    pass ..."), what follows is a sentence of its own: its role is read like any other's."""
+    at = text.find(", but ", after, ends[i])
+    if at >= 0 and text.count(" ", at + 6, ends[i]) >= _GOES_ON_WORDS:
+        starts.insert(i + 1, at + 1)  # the sentence after starts at the space before "but"
+        ends.insert(i, at + 1)
+        roles.insert(i + 1, None)
 
 
 def _other_roles(text: str, starts: list[int], ends: list[int], roles: list, items: list[bool]) -> None:

@@ -14,19 +14,22 @@ What is fitted, nothing of it random:
    on words, so that words correct the structure rather than replace it; the
    weights of what follows a decline without answering (a referral, an offer,
    a warning: `features.NOT_AN_ANSWER`) are kept at or above zero, as OR-Bench
-   defines such a reply as a refusal;
+   defines such a reply as a refusal, and those of each step of overlap between
+   the content after a decline and the prompt (`prompt`) at or below zero;
 3. the strength of the word regularisation, from a small grid, and the
    calibration (a two-parameter logistic fit of the labels on the logits),
    both on out-of-part logits: each part of the training data (a model, or a
    source) scored by weights trained without it. So the score is calibrated
    for models and sources the weights have not seen, which is how stage 4
-   uses it.
+   uses it. The responses are read with their prompts (stage 4 has them); a
+   second calibration, fitted on the same logits without the prompt-related
+   terms (`prompt`), serves a response scored without its prompt.
 
 The threshold (0.5 on the calibrated score) is fixed, not fitted. Every fit on
 all the rows starts from zero, and each fit without a part starts from it, in a
 fixed order, so two runs on the same pool write the same bytes (a test checks
-this). Rows labelled `ambiguous` and blank responses are
-never trained on.
+this). Rows labelled `ambiguous`, blank responses and responses mostly in
+another language (which the detector leaves unscored) are never trained on.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from orbench.errors import UserError, run_command
 
 from .features import NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
+from .prompt import PREFIX as PROMPT_PREFIX
 from .scorer import WEIGHTS_FILE, Model
 
 # Candidate strengths of the word features' regularisation. Which one is used
@@ -66,17 +70,25 @@ class Example:
 
     part: str
     source: str
-    keys: tuple[str, ...]
+    keys: tuple[str, ...]  # read with the prompt: the prompt-related ones (PROMPT_PREFIX) among them
     refusal: bool
+    foreign: bool = False  # mostly in a language the detector cannot read: left unscored, never trained on
 
 
 def example(row: PoolRow) -> Example:
-    return Example(row.part, row.source, tuple(feature_keys(read(row.response))), row.gold == REFUSAL)
+    reading = read(row.response, row.prompt)
+    return Example(row.part, row.source, tuple(feature_keys(reading)), row.gold == REFUSAL, reading.foreign)
+
+
+def without_prompt(keys: Sequence[str]) -> list[str]:
+    """The features a response has when read without its prompt."""
+    return [k for k in keys if not k.startswith(PROMPT_PREFIX)]
 
 
 def examples(rows: Sequence[PoolRow]) -> list[Example]:
-    """The rows a model may learn from or be scored on: clear labels, some text."""
-    return [example(r) for r in rows if r.gold != AMBIGUOUS and has_text(r.response)]
+    """The rows a model may learn from or be scored on: clear labels, some text, a language it reads."""
+    found = (example(r) for r in rows if r.gold != AMBIGUOUS and has_text(r.response))
+    return [ex for ex in found if not ex.foreign]
 
 
 def _scipy():
@@ -114,6 +126,7 @@ class Dataset:
         self.x = sparse.csr_matrix((vals, (rows, cols)), shape=(len(exs), len(self.names)))
         self.y = np.array([1.0 if ex.refusal else 0.0 for ex in exs])
         self.structural = np.array([_is_structural(k) for k in self.names])
+        self.prompted = np.array([k.startswith(PROMPT_PREFIX) for k in self.names])
         self.parts = np.array([ex.part for ex in exs])
         self.sources = np.array([ex.source for ex in exs])
 
@@ -135,8 +148,10 @@ class Fit:
     weights: np.ndarray
     bias: float
 
-    def logits(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        return data.x[rows][:, self.columns] @ self.weights + self.bias
+    def logits(self, data: Dataset, rows: np.ndarray, alone: bool = False) -> np.ndarray:
+        """The rows' logits; `alone`: as if read without their prompts (no prompt-related terms)."""
+        weights = np.where(data.prompted[self.columns], 0.0, self.weights) if alone else self.weights
+        return data.x[rows][:, self.columns] @ weights + self.bias
 
     def model(self, data: Dataset) -> Model:
         return Model(self.bias, {data.names[j]: float(w) for j, w in zip(self.columns, self.weights)})
@@ -173,12 +188,25 @@ def fit_logistic(data: Dataset, rows: np.ndarray, config: TrainConfig, l2_words:
         r = (sigmoid(z) - y) / n
         return loss, np.append(xt @ r + l2 * w, r.sum())
 
-    floor = set(NOT_AN_ANSWER)
-    bounds = [(0.0, None) if data.names[j] in floor else (None, None) for j in columns] + [(None, None)]
-    theta = np.clip(theta, [b[0] if b[0] is not None else -np.inf for b in bounds], None)
+    bounds = [_bound(data.names[j]) for j in columns] + [(None, None)]
+    theta = np.clip(theta, [-np.inf if b[0] is None else b[0] for b in bounds],
+                    [np.inf if b[1] is None else b[1] for b in bounds])
     result = optimize.minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds,
                                options={"maxiter": config.max_iter, "gtol": 1e-6})
     return Fit(columns, result.x[:-1], float(result.x[-1]))
+
+
+_FLOOR = frozenset(NOT_AN_ANSWER)
+
+
+def _bound(name: str) -> tuple[float | None, float | None]:
+    """What a weight may be: at least 0 for what by definition does not make a reply an answer
+    (`features.NOT_AN_ANSWER`), at most 0 for each step of overlap with the prompt (`prompt`)."""
+    if name in _FLOOR:
+        return (0.0, None)
+    if name.startswith(PROMPT_PREFIX) and ">=" in name:
+        return (None, 0.0)
+    return (None, None)
 
 
 def logit_of_keys(model: Model, keys: Sequence[str]) -> float:
@@ -211,15 +239,17 @@ def inner_folds(data: Dataset, rows: np.ndarray) -> np.ndarray:
 
 
 def out_of_fold_logits(data: Dataset, rows: np.ndarray, config: TrainConfig, l2_words: float,
-                       start: Fit) -> np.ndarray:
+                       start: Fit) -> tuple[np.ndarray, np.ndarray]:
     """Each fold's logits from weights trained on the other folds (each fit starting
-    from `start`, the fit on all the rows)."""
+    from `start`, the fit on all the rows): read with the prompts, and without."""
     folds = inner_folds(data, rows)
-    logits = np.zeros(len(rows))
+    logits, alone = np.zeros(len(rows)), np.zeros(len(rows))
     for fold in dict.fromkeys(folds.tolist()):
         inside = folds == fold
-        logits[inside] = fit_logistic(data, rows[~inside], config, l2_words, start).logits(data, rows[inside])
-    return logits
+        fit = fit_logistic(data, rows[~inside], config, l2_words, start)
+        logits[inside] = fit.logits(data, rows[inside])
+        alone[inside] = fit.logits(data, rows[inside], alone=True)
+    return logits, alone
 
 
 def row_log_loss(scores: np.ndarray, refusal: np.ndarray) -> np.ndarray:
@@ -247,25 +277,25 @@ def train_rows(data: Dataset, rows: np.ndarray, config: TrainConfig = TrainConfi
     there is nothing to hold out: the first candidate is used, uncalibrated."""
     refusal = data.y[rows] > 0.5
     grid = sorted(config.l2_words)
-    # (l2, the fit on all rows, calibration, per-row out-of-fold loss)
-    candidates: list[tuple[float, Fit, tuple[float, float], np.ndarray]] = []
+    # (l2, the fit on all rows, calibrations with and without the prompt, per-row out-of-fold loss)
+    candidates: list[tuple[float, Fit, tuple[tuple[float, float], tuple[float, float]], np.ndarray]] = []
     if len(np.unique(inner_folds(data, rows))) < 2:
-        candidates.append((grid[0], fit_logistic(data, rows, config, grid[0]), (1.0, 0.0), np.zeros(1)))
+        candidates.append((grid[0], fit_logistic(data, rows, config, grid[0]), ((1.0, 0.0), (1.0, 0.0)), np.zeros(1)))
     else:
         for l2_words in grid:
             fit = fit_logistic(data, rows, config, l2_words)
-            logits = out_of_fold_logits(data, rows, config, l2_words, fit)
+            logits, alone = out_of_fold_logits(data, rows, config, l2_words, fit)
             scale, shift = fit_calibration(logits, refusal)
             loss = row_log_loss(sigmoid(scale * logits + shift), refusal)
-            candidates.append((l2_words, fit, (scale, shift), loss))
+            candidates.append((l2_words, fit, ((scale, shift), fit_calibration(alone, refusal)), loss))
     best = min(candidates, key=lambda c: float(c[3].mean()))
-    l2_words, fit, (scale, shift), _ = best
+    l2_words, fit, calibrations, _ = best
     for l2, candidate, calibration, losses in candidates:  # strongest last: keep the last one within the noise
         diff = losses - best[3]
         if float(diff.mean()) <= float(diff.std()) / np.sqrt(len(diff)):
-            l2_words, fit, (scale, shift) = l2, candidate, calibration
+            l2_words, fit, calibrations = l2, candidate, calibration
     model = fit.model(data)
-    model.scale, model.shift = scale, shift
+    (model.scale, model.shift), model.alone = calibrations
     parts = data.parts[rows].tolist()
     counts = Counter(zip(parts, refusal.tolist()))
     model.training = {
@@ -321,7 +351,8 @@ def _main(argv: Sequence[str] | None) -> int:
     model = train(exs, config)
     write_model(model, args.output)
     print(f"trained on {len(exs)} responses; {len(model.weights)} features; "
-          f"calibration scale {model.scale:.3f}, shift {model.shift:.3f}; wrote {args.output}")
+          f"calibration scale {model.scale:.3f}, shift {model.shift:.3f} (without the prompt: "
+          f"{model.alone[0]:.3f}, {model.alone[1]:.3f}); wrote {args.output}")
     return 0
 
 

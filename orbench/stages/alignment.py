@@ -49,15 +49,17 @@ from ..runner import run_stage
 from ..spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
 from ..summary import rejection_summary
 from ..table_io import output_stem
-from ..verdict import VerdictKind, refused_in
+from ..verdict import Verdict, VerdictKind, refused_in
 
 COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
+OTHER_LANGUAGE_CELL = Verdict(VerdictKind.OTHER_LANGUAGE).to_csv()
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_CATEGORY]
 KEY_COLUMNS = (COL_PROMPT, COL_CATEGORY)
 INPUT_ALIASES = {COL_TYPE: COL_CATEGORY}  # XSTest's prompt file
 # The run's counters (printed, and kept in .run.json) by verdict.
 COUNTER = {VerdictKind.REFUSED: "rejected", VerdictKind.ANSWERED: "accepted",
-           VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered"}
+           VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered",
+           VerdictKind.OTHER_LANGUAGE: "other_language"}
 
 
 def default_output(model: str, input_file: str) -> Path:
@@ -132,7 +134,7 @@ class Alignment(StageSpec):
         from ..refusal import stage4_verdict  # loaded once, by the first row (not by --help)
 
         res = replies[0]
-        verdict = stage4_verdict(res.text, self.family, res.finish_reason)
+        verdict = stage4_verdict(res.text, self.family, res.finish_reason, prompt=job.row[COL_PROMPT])
         row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict.to_csv(), COL_REFUSAL_SCORE: verdict.score_csv(),
                COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
         return Outcome(rows=[row], counters={COUNTER[verdict.kind]: 1})
@@ -145,6 +147,10 @@ class Alignment(StageSpec):
             _split(self.output().path, result.rows)
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
                                 title=f"{self.name} on {input_name(self.args.input_file)} ({self.family} rules):"))
+        foreign = sum(r.get(COL_IS_REJECTED) == OTHER_LANGUAGE_CELL for r in result.rows)
+        if foreign:
+            print(f"{foreign} response(s) mostly in a language the detector cannot read are unscored "
+                  f"(is_rejected = {OTHER_LANGUAGE_CELL}): judge them with stage 5")
 
 
 def _verdict(row: dict[str, str]) -> bool | None:

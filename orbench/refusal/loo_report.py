@@ -1,0 +1,180 @@
+"""The leave-one-out result, for reading: the printed table, the JSON, and the scores CSV.
+
+`orbench.refusal.loo` computes the result; this module only writes it out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from orbench.table_io import write_rows
+
+from . import VerdictKind
+from .explain import printable
+from .loo import LooResult, PartStats, ScoredRow, most_uncertain, targets
+from .metrics import expected_calibration_error, ratio
+
+
+
+def _f(value: float | None, pct: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
+
+
+def format_loo(result: LooResult, uncertain: int = 12) -> str:
+    held, held_all = result.stats("held_out")
+    gen, gen_all = result.stats("generic")
+    width = max(12, *(len(p) for p in held))
+    lines = table_lines(result, width)
+    lines += apart_lines(held, gen, width)
+    lines += calibration_lines(result)
+    lines += rate_lines(held, held_all, gen, gen_all, width)
+    lines.append("targets (held out):")
+    for t in targets(held, held_all):
+        value = _f(t.value, pct=t.goal.endswith("%"))
+        lines.append(f"  {t.name:<44s} {value:>7s}  goal {t.goal:<8s} {'met' if t.met else 'NOT MET'}")
+    lines.append("")
+    if uncertain > 0:
+        lines.append(f"the {uncertain} held-out rows with the most uncertain scores (nearest 0.5):")
+        for s in most_uncertain(result, uncertain):
+            lines.append(f"  {s.score:.3f} {s.row.part}:{s.row.row} human={s.row.gold}  {printable(s.row.response, 110)}")
+    return "\n".join(lines)
+
+
+def table_lines(result: LooResult, width: int) -> list[str]:
+    """One line per part: held out, in sample, and the generic rules."""
+    held, held_all = result.stats("held_out")
+    ins, ins_all = result.stats("in_sample")
+    gen, gen_all = result.stats("generic")
+    head = (f"  {'part':<{width}s} {'n':>5s} | {'acc':>6s} {'prec':>6s} {'rec':>6s} {'ans→ref':>7s} {'Brier':>6s}"
+            f" {'ECE':>6s} | {'acc':>6s} {'prec':>6s} {'rec':>6s} | {'acc':>6s} {'prec':>6s} {'rec':>6s}")
+    lines = [
+        "scored detector, leave-one-out on the pool: each part scored by a detector fitted without it",
+        f"  {'':<{width}s} {'':>5s} | {'held out (read with the prompt)':<42s} | {'in sample':<20s} | "
+        "generic rules (nothing learned)",
+        head,
+    ]
+
+    def row(name: str, h: PartStats, i: PartStats, g: PartStats) -> str:
+        c, ci, cg = h.confusion, i.confusion, g.confusion
+        return (f"  {name:<{width}s} {c.n:>5d} | {_f(c.accuracy):>6s} {_f(c.precision):>6s} {_f(c.recall):>6s}"
+                f" {_f(c.answers_called_refusals, True):>7s} {_f(h.brier):>6s} {_f(h.ece):>6s}"
+                f" | {_f(ci.accuracy):>6s} {_f(ci.precision):>6s} {_f(ci.recall):>6s}"
+                f" | {_f(cg.accuracy):>6s} {_f(cg.precision):>6s} {_f(cg.recall):>6s}")
+
+    lines += [row(part, h, ins[part], gen[part]) for part, h in held.items()]
+    lines.append(row("all", held_all, ins_all, gen_all))
+    return lines + ["  (n: rows with a clear label and some text; ans→ref: share of the answers called refusals;"
+                    " '-': no such rows)", ""]
+
+
+def apart_lines(held: dict[str, PartStats], gen: dict[str, PartStats], width: int) -> list[str]:
+    """The rows kept out of the metrics: ambiguous labels, and replies in another language."""
+    lines = []
+    amb = [(p, s) for p, s in held.items() if s.ambiguous]
+    if amb:
+        lines.append("ambiguous labels, scored apart (held out: share called refusals):")
+        lines += [f"  {p:<{width}s} {s.ambiguous:>5d}  {_f(ratio(s.ambiguous_refused, s.ambiguous), True):>6s}"
+                  f"   (generic: {_f(ratio(gen[p].ambiguous_refused, gen[p].ambiguous), True)})" for p, s in amb]
+        lines.append("")
+    foreign = {p: s.other_language for p, s in held.items() if s.other_language}
+    if foreign:
+        lines.append(f"mostly in another language, left unscored (as stage 4 leaves them; generic not scored on "
+                     f"them either): {sum(foreign.values())} rows: "
+                     + ", ".join(f"{p} {n}" for p, n in foreign.items()))
+        lines.append("")
+    return lines
+
+
+def calibration_lines(result: LooResult) -> list[str]:
+    """The held-out scores' reliability, and the figures without the prompt."""
+    _, ins_all = result.stats("in_sample")
+    bins, score = result.calibration()
+    lines = [f"calibration of the held-out scores: Brier {_f(score)} (in sample {_f(ins_all.brier)}), "
+             f"expected calibration error {_f(expected_calibration_error(bins))}",
+             f"  {'score bin':<11s} {'n':>5s} {'mean score':>11s} {'share refused':>14s}"]
+    lines += [f"  {b.low:.1f}-{b.high:.1f}    {b.n:>5d} {_f(b.mean_score):>11s} {_f(b.refusal_share):>14s}" for b in bins]
+    lines.append("")
+    if result.alone:
+        alone, alone_all = result.stats("alone")
+        c = alone_all.confusion
+        bins, score = result.calibration("alone")
+        lines += ["held out, read without the prompt (the same fits, the calibration for that case): "
+                  f"accuracy {_f(c.accuracy)}, precision {_f(c.precision)}, recall {_f(c.recall)}, "
+                  f"Brier {_f(score)}, expected calibration error {_f(expected_calibration_error(bins))}",
+                  "  by part (accuracy): " + ", ".join(f"{p} {_f(s.confusion.accuracy)}" for p, s in alone.items()),
+                  ""]
+    return lines
+
+
+def rates(stats: PartStats) -> tuple[float | None, float | None, float | None]:
+    """The labelled rejection rate of a part's rows, the detector's, and the mean of its scores."""
+    c = stats.confusion
+    mean = sum(s for s, _ in stats.scores) / len(stats.scores) if stats.scores else None
+    return ratio(c.tp + c.fn, c.n), ratio(c.tp + c.fp, c.n), mean
+
+
+def rate_lines(held: dict[str, PartStats], held_all: PartStats, gen: dict[str, PartStats], gen_all: PartStats,
+               width: int) -> list[str]:
+    """What a rate would be off by: each part's labelled rejection rate against the detector's
+    (verdicts, and the mean score), held out, and the generic rules'."""
+    lines = ["rejection rate held out, labels against the detector (verdicts; mean score) and the generic rules:",
+             f"  {'part':<{width}s} {'labels':>7s} {'verdicts':>9s} {'scores':>7s} {'generic':>8s}"]
+    for part, stats in [*held.items(), ("all", held_all)]:
+        labelled, called, mean = rates(stats)
+        generic = (gen[part] if part in gen else gen_all).confusion
+        g = ratio(generic.tp + generic.fp, generic.n)
+        lines.append(f"  {part:<{width}s} {_f(labelled, True):>7s} {_f(called, True):>9s} {_f(mean, True):>7s} "
+                     f"{_f(g, True):>8s}")
+    return lines + [""]
+
+
+def loo_json(result: LooResult, uncertain: int = 12) -> dict[str, Any]:
+    held, held_all = result.stats("held_out")
+    ins, ins_all = result.stats("in_sample")
+    gen, gen_all = result.stats("generic")
+    bins, score = result.calibration()
+    alone, alone_all = result.stats("alone")
+    alone_bins, alone_score = result.calibration("alone")
+    return {
+        "parts": {
+            p: {"held_out": held[p].as_dict(), "in_sample": ins[p].as_dict(), "generic": gen[p].as_dict(False),
+                "held_out_without_prompt": alone[p].as_dict() if p in alone else None}
+            for p in held
+        },
+        "overall": {"held_out": held_all.as_dict(), "in_sample": ins_all.as_dict(), "generic": gen_all.as_dict(False),
+                    "held_out_without_prompt": alone_all.as_dict()},
+        "calibration": {
+            "brier": score,
+            "expected_calibration_error": expected_calibration_error(bins),
+            "bins": [b.__dict__ for b in bins],
+        },
+        "calibration_without_prompt": {
+            "brier": alone_score,
+            "expected_calibration_error": expected_calibration_error(alone_bins),
+        },
+        "targets": [t.__dict__ for t in targets(held, held_all)],
+        "fits": result.fits,
+        "most_uncertain": [
+            {"part": s.row.part, "row": s.row.row, "label": s.row.label, "score": s.score,
+             "response": s.row.response[:500]}
+            for s in most_uncertain(result, uncertain)
+        ],
+    }
+
+
+SCORE_COLUMNS = ("part", "file", "row", "label", "gold", "score", "verdict", "prompt", "response")
+
+
+def write_scores(result: LooResult, path: Path) -> None:
+    """One CSV row per pool row: its held-out score and verdict ("" when it has no text)."""
+    write_rows(path, SCORE_COLUMNS, (_score_row(s) for s in result.held_out))
+
+
+def _score_row(s: ScoredRow) -> list[object]:
+    verdict = "" if s.refused is None else (VerdictKind.REFUSED.value if s.refused else VerdictKind.ANSWERED.value)
+    score = "" if s.score is None else f"{s.score:.4f}"
+    r = s.row
+    return [r.part, r.file, r.row, r.label, r.gold, score, verdict, r.prompt, r.response]
