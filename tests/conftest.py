@@ -1,13 +1,17 @@
 """Shared fixtures: a fake OpenAI server on loopback, an isolated cache, zero backoff, a models
-file pointing at the fake server, and a runner for stage scripts as subprocesses."""
+file pointing at the fake server, a runner for stage scripts as subprocesses, and the set-ups
+computed once per test run (session scope) that several test files read."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -183,3 +187,42 @@ def stage4_args(tmp_path: Path) -> Callable[..., list[str]]:
         return a + list(extra)
 
     return args
+
+
+# --------------------------------------------------------------------------
+# Computed once per test run, shared by the tests that read them (never change them).
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolLoo:
+    text: str  # what the command printed
+    metrics: dict[str, Any]  # what it wrote with --json
+    result: Any  # the orbench.refusal.loo.LooResult it computed (the held-out scores)
+
+
+@pytest.fixture(scope="session")
+def pool_loo(tmp_path_factory: pytest.TempPathFactory) -> PoolLoo:
+    """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run in-process
+    once per test run (a few minutes on 2 cores): tests/test_refusal_loo.py reads its table and
+    metrics, tests/test_coverage.py the held-out scores it computed (a spy keeps them)."""
+    import orbench.refusal.loo as loo
+    from orbench.evaluate_refusal import run
+    from tests.refusal_pool_helpers import POOL
+
+    if not POOL.is_dir():
+        pytest.skip("the development pool (../shared/data) is absent")
+    results: list = []
+    real = loo.leave_one_out
+
+    def keeping(*args, **kwargs):
+        results.append(real(*args, **kwargs))
+        return results[-1]
+
+    path = tmp_path_factory.mktemp("pool_loo") / "loo.json"
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(loo, "leave_one_out", keeping)
+        assert run(["--leave_one_out", "--pool_dir", str(POOL), "--json", str(path)], out=out) == 0
+    assert len(results) == 1
+    return PoolLoo(out.getvalue(), json.loads(path.read_text(encoding="utf-8")), results[0])
