@@ -134,13 +134,13 @@ def design_draw(scores: np.ndarray, u: np.ndarray, size, design: str, floor: flo
     runs, big_n = scores.shape
     size = np.broadcast_to(np.asarray(size, dtype=float), (runs,))
     if design == UNIFORM:
-        position = np.argsort(np.argsort(u, axis=1), axis=1)
+        position = np.empty((runs, big_n), dtype=np.intp)  # each row's rank of u in its run
+        np.put_along_axis(position, np.argsort(u, axis=1), np.arange(big_n)[None, :], axis=1)
         judged = position < size[:, None]
         return Draw(judged, np.broadcast_to(np.minimum(1.0, size / big_n)[:, None], scores.shape))
     if design != SCORE:
         raise ValueError(f"unknown design {design!r}")
-    pi = np.vstack([score_probabilities(scores[r], size[r], floor)[0] for r in range(runs)]) \
-        if np.unique(size).size > 1 else score_probabilities(scores, size[0], floor)
+    pi = score_probabilities(scores, size, floor)
     return Draw(u < pi, pi)
 
 
