@@ -4,6 +4,7 @@ computed once per test run (session scope) that several test files read."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -195,34 +196,73 @@ def stage4_args(tmp_path: Path) -> Callable[..., list[str]]:
 
 
 @dataclass(frozen=True)
-class PoolLoo:
+class LooRun:
     text: str  # what the command printed
     metrics: dict[str, Any]  # what it wrote with --json
     result: Any  # the orbench.refusal.loo.LooResult it computed (the held-out scores)
 
 
+class PoolLoo:
+    """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run
+    in-process on first use (a few minutes on 2 cores), then kept for the whole test run."""
+
+    def __init__(self, pool: Path, work: pytest.TempPathFactory):
+        self.pool, self.work = pool, work
+
+    @functools.cached_property
+    def run(self) -> LooRun:
+        import orbench.refusal.loo as loo
+        from orbench.evaluate_refusal import run
+
+        results: list = []
+        real = loo.leave_one_out
+
+        def keeping(*args, **kwargs):  # a spy: the command's own computation, kept for reading
+            results.append(real(*args, **kwargs))
+            return results[-1]
+
+        path = self.work.mktemp("pool_loo") / "loo.json"
+        out = io.StringIO()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(loo, "leave_one_out", keeping)
+            assert run(["--leave_one_out", "--pool_dir", str(self.pool), "--json", str(path)], out=out) == 0
+        assert len(results) == 1
+        return LooRun(out.getvalue(), json.loads(path.read_text(encoding="utf-8")), results[0])
+
+
 @pytest.fixture(scope="session")
 def pool_loo(tmp_path_factory: pytest.TempPathFactory) -> PoolLoo:
-    """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run in-process
-    once per test run (a few minutes on 2 cores): tests/test_refusal_loo.py reads its table and
-    metrics, tests/test_coverage.py the held-out scores it computed (a spy keeps them)."""
-    import orbench.refusal.loo as loo
-    from orbench.evaluate_refusal import run
+    """The leave-one-out on the development pool, once per test run: tests/test_refusal_loo.py
+    reads its table and metrics, tests/test_coverage.py its held-out scores (only when they are
+    not cached yet)."""
     from tests.refusal_pool_helpers import POOL
 
     if not POOL.is_dir():
         pytest.skip("the development pool (../shared/data) is absent")
-    results: list = []
-    real = loo.leave_one_out
+    return PoolLoo(POOL, tmp_path_factory)
 
-    def keeping(*args, **kwargs):
-        results.append(real(*args, **kwargs))
-        return results[-1]
 
-    path = tmp_path_factory.mktemp("pool_loo") / "loo.json"
-    out = io.StringIO()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(loo, "leave_one_out", keeping)
-        assert run(["--leave_one_out", "--pool_dir", str(POOL), "--json", str(path)], out=out) == 0
-    assert len(results) == 1
-    return PoolLoo(out.getvalue(), json.loads(path.read_text(encoding="utf-8")), results[0])
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (--dist loadgroup), the tests that use one of this suite's fixtures
+    broader than a test (session or module scope) run in one worker, so that it is set up once."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = shared_setup(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_setup(item: pytest.Item) -> str | None:
+    """The name of the broadest set-up of ours that this test shares with others, if any."""
+    info = getattr(item, "_fixtureinfo", None)
+    found: list[tuple[int, str]] = []
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name) if info is not None else None
+        if not defs:
+            continue
+        fixture = defs[-1]
+        module = getattr(fixture.func, "__module__", "")
+        if fixture.scope != "function" and module.split(".")[0] == "tests":
+            found.append((0 if fixture.scope == "session" else 1, f"{module}.{name}"))
+    return min(found)[1] if found else None

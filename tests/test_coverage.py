@@ -25,12 +25,9 @@ MIN_COVERAGE = 0.93
 
 
 @pytest.fixture(scope="module")
-def parts(request):
-    if not POOL.is_dir():
-        pytest.skip("the development pool (../shared/data) is absent")
+def parts(pool_loo):
     # Not cached yet: the scores of the leave-one-out run once per test run (tests/conftest.py).
-    return held_out_parts(POOL, REPO_ROOT / ".orbench-cache" / "loo_scores",
-                          computed=lambda: request.getfixturevalue("pool_loo").result)
+    return held_out_parts(POOL, REPO_ROOT / ".orbench-cache" / "loo_scores", computed=lambda: pool_loo.run.result)
 
 
 HARD = ["refuses 2%, weak detector", "refuses 98%, weak detector", "detector badly wrong",

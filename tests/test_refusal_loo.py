@@ -33,7 +33,7 @@ XSTEST_PARTS = ["xstest/gpt4", "xstest/llama2new", "xstest/llama2orig", "xstest/
 @pytest.fixture(scope="module")
 def pool_result(pool_loo):
     """The command's printed table and --json metrics on the pool (tests/conftest.py runs it once)."""
-    return pool_loo.text, pool_loo.metrics
+    return pool_loo.run.text, pool_loo.run.metrics
 
 
 def held(metrics: dict, part: str) -> dict:
