@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -69,7 +70,7 @@ def held_out_parts(pool_dir: str | Path | None = None, cache_dir: str | Path = D
         result = computed() if computed is not None else leave_one_out(load_pool(folder), progress=progress)
         keep = [s for s in result.held_out if s.score is not None and s.row.gold in (REFUSAL, ANSWER)]
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two processes may fill the cache at once
         with tmp.open("w", encoding="utf-8", newline="") as handle:
             out = csv.writer(handle)
             out.writerow(["part", "refused", "score"])

@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import os
+import pickle
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -204,13 +205,26 @@ class LooRun:
 
 class PoolLoo:
     """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run
-    in-process on first use (a few minutes on 2 cores), then kept for the whole test run."""
+    in-process on first use (a few minutes on 2 cores), then kept for the whole test run.
+    Under pytest-xdist the first worker that needs it runs it and the others read its pickle
+    (`shared`: the run's folder that all workers see; None without xdist)."""
 
-    def __init__(self, pool: Path, work: pytest.TempPathFactory):
-        self.pool, self.work = pool, work
+    def __init__(self, pool: Path, work: pytest.TempPathFactory, shared: Path | None):
+        self.pool, self.work, self.shared = pool, work, shared
 
     @functools.cached_property
     def run(self) -> LooRun:
+        if self.shared is None:
+            return self._compute()
+        from filelock import FileLock
+
+        kept = self.shared / "pool_loo.pickle"
+        with FileLock(str(kept) + ".lock"):
+            if not kept.is_file():
+                kept.write_bytes(pickle.dumps(self._compute()))
+            return pickle.loads(kept.read_bytes())
+
+    def _compute(self) -> LooRun:
         import orbench.refusal.loo as loo
         from orbench.evaluate_refusal import run
 
@@ -239,30 +253,12 @@ def pool_loo(tmp_path_factory: pytest.TempPathFactory) -> PoolLoo:
 
     if not POOL.is_dir():
         pytest.skip("the development pool (../shared/data) is absent")
-    return PoolLoo(POOL, tmp_path_factory)
+    return PoolLoo(POOL, tmp_path_factory, xdist_shared(tmp_path_factory))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (--dist loadgroup), the tests that use one of this suite's fixtures
-    broader than a test (session or module scope) run in one worker, so that it is set up once."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        group = shared_setup(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
-def shared_setup(item: pytest.Item) -> str | None:
-    """The name of the broadest set-up of ours that this test shares with others, if any."""
-    info = getattr(item, "_fixtureinfo", None)
-    found: list[tuple[int, str]] = []
-    for name in getattr(item, "fixturenames", ()):
-        defs = info.name2fixturedefs.get(name) if info is not None else None
-        if not defs:
-            continue
-        fixture = defs[-1]
-        module = getattr(fixture.func, "__module__", "")
-        if fixture.scope != "function" and module.split(".")[0] == "tests":
-            found.append((0 if fixture.scope == "session" else 1, f"{module}.{name}"))
-    return min(found)[1] if found else None
+def xdist_shared(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """Under pytest-xdist, this run's folder that every worker sees (each worker's own is a
+    subfolder of it); None otherwise (then the parent folder holds earlier runs too)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    return tmp_path_factory.getbasetemp().parent
