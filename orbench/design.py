@@ -50,8 +50,9 @@ def doubt(scores) -> np.ndarray:
     return 2.0 * np.sqrt(mid * (1.0 - mid))
 
 
-def score_probabilities(scores, size: float, floor: float = DEFAULT_FLOOR) -> np.ndarray:
-    """pi = min(1, c (floor + doubt)) with sum(pi) = size, per run (rows of a 2-D array).
+def score_probabilities(scores, size, floor: float = DEFAULT_FLOOR) -> np.ndarray:
+    """pi = min(1, c (floor + doubt)) with sum(pi) = size, per run (rows of a 2-D array);
+    size is one number, or one per run.
 
     Exact: the rows of largest weight are taken with certainty one by one until c times the
     largest weight left is at most 1.
@@ -60,17 +61,19 @@ def score_probabilities(scores, size: float, floor: float = DEFAULT_FLOOR) -> np
 
     w = floor + doubt(np.atleast_2d(np.asarray(scores, dtype=float)))
     runs, rows = w.shape
-    if size >= rows:
+    size = np.broadcast_to(np.asarray(size, dtype=float), (runs,))
+    if np.all(size >= rows):
         return np.ones_like(w)
     order = np.argsort(-w, axis=1)
     ws = np.take_along_axis(w, order, axis=1)
     before = np.concatenate([np.zeros((runs, 1)), np.cumsum(ws, axis=1)[:, :-1]], axis=1)
     certain = np.arange(rows)[None, :]  # rows taken with certainty before position k
-    c = (size - certain) / (w.sum(axis=1, keepdims=True) - before)
+    with np.errstate(divide="ignore", invalid="ignore"):  # runs whose size takes every row
+        c = (size[:, None] - certain) / (w.sum(axis=1, keepdims=True) - before)
     fits = c * ws <= 1.0 + 1e-12
     k = np.argmax(fits, axis=1)
     ck = c[np.arange(runs), k]
-    return np.minimum(1.0, ck[:, None] * w)
+    return np.where((size >= rows)[:, None], 1.0, np.minimum(1.0, ck[:, None] * w))
 
 
 def uniform_probability(population: int, size: int) -> float:

@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from orbench.design import DEFAULT_FLOOR, SCORE, UNIFORM, score_probabilities
 from orbench.estimators import corrected_interval
 from orbench.stratified import Strata, strata_from_rows, strata_interval, stratum_of
+
+if TYPE_CHECKING:
+    from orbench.refusal.loo import LooResult
 
 DEFAULT_CACHE = Path(".orbench-cache") / "loo_scores"
 
@@ -52,18 +57,20 @@ def _pool_fingerprint(folder: Path, config: Path) -> str:
 
 
 def held_out_parts(pool_dir: str | Path | None = None, cache_dir: str | Path = DEFAULT_CACHE,
-                   progress: bool = False) -> dict[str, Part]:
-    """Every pool part's labelled rows (refusal or answer, with text) and held-out scores."""
+                   progress: bool = False, computed: Callable[[], LooResult] | None = None) -> dict[str, Part]:
+    """Every pool part's labelled rows (refusal or answer, with text) and held-out scores.
+    `computed`, when given, returns the leave-one-out of this pool already run with the default
+    settings (the tests share one per run); it is called only when the cache lacks the scores."""
     from orbench.refusal.loo import leave_one_out
     from orbench.refusal.pool import DEFAULT_CONFIG, REFUSAL, ANSWER, load_pool, pool_dir as find_pool
 
     folder = find_pool(pool_dir)
     path = Path(cache_dir) / f"loo_{_pool_fingerprint(folder, DEFAULT_CONFIG)}.csv"
     if not path.is_file():
-        result = leave_one_out(load_pool(folder), progress=progress)
+        result = computed() if computed is not None else leave_one_out(load_pool(folder), progress=progress)
         keep = [s for s in result.held_out if s.score is not None and s.row.gold in (REFUSAL, ANSWER)]
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two processes may fill the cache at once
         with tmp.open("w", encoding="utf-8", newline="") as handle:
             out = csv.writer(handle)
             out.writerow(["part", "refused", "score"])
@@ -128,13 +135,13 @@ def design_draw(scores: np.ndarray, u: np.ndarray, size, design: str, floor: flo
     runs, big_n = scores.shape
     size = np.broadcast_to(np.asarray(size, dtype=float), (runs,))
     if design == UNIFORM:
-        position = np.argsort(np.argsort(u, axis=1), axis=1)
+        position = np.empty((runs, big_n), dtype=np.intp)  # each row's rank of u in its run
+        np.put_along_axis(position, np.argsort(u, axis=1), np.arange(big_n)[None, :], axis=1)
         judged = position < size[:, None]
         return Draw(judged, np.broadcast_to(np.minimum(1.0, size / big_n)[:, None], scores.shape))
     if design != SCORE:
         raise ValueError(f"unknown design {design!r}")
-    pi = np.vstack([score_probabilities(scores[r], size[r], floor)[0] for r in range(runs)]) \
-        if np.unique(size).size > 1 else score_probabilities(scores, size[0], floor)
+    pi = score_probabilities(scores, size, floor)
     return Draw(u < pi, pi)
 
 

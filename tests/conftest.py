@@ -1,13 +1,19 @@
 """Shared fixtures: a fake OpenAI server on loopback, an isolated cache, zero backoff, a models
-file pointing at the fake server, and a runner for stage scripts as subprocesses."""
+file pointing at the fake server, a runner for stage scripts as subprocesses, and the set-ups
+computed once per test run (session scope) that several test files read."""
 
 from __future__ import annotations
 
+import functools
+import io
+import json
 import os
+import pickle
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -183,3 +189,76 @@ def stage4_args(tmp_path: Path) -> Callable[..., list[str]]:
         return a + list(extra)
 
     return args
+
+
+# --------------------------------------------------------------------------
+# Computed once per test run, shared by the tests that read them (never change them).
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LooRun:
+    text: str  # what the command printed
+    metrics: dict[str, Any]  # what it wrote with --json
+    result: Any  # the orbench.refusal.loo.LooResult it computed (the held-out scores)
+
+
+class PoolLoo:
+    """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run
+    in-process on first use (a few minutes on 2 cores), then kept for the whole test run.
+    Under pytest-xdist the first worker that needs it runs it and the others read its pickle
+    (`shared`: the run's folder that all workers see; None without xdist)."""
+
+    def __init__(self, pool: Path, work: pytest.TempPathFactory, shared: Path | None):
+        self.pool, self.work, self.shared = pool, work, shared
+
+    @functools.cached_property
+    def run(self) -> LooRun:
+        if self.shared is None:
+            return self._compute()
+        from filelock import FileLock
+
+        kept = self.shared / "pool_loo.pickle"
+        with FileLock(str(kept) + ".lock"):
+            if not kept.is_file():
+                kept.write_bytes(pickle.dumps(self._compute()))
+            return pickle.loads(kept.read_bytes())
+
+    def _compute(self) -> LooRun:
+        import orbench.refusal.loo as loo
+        from orbench.evaluate_refusal import run
+
+        results: list = []
+        real = loo.leave_one_out
+
+        def keeping(*args, **kwargs):  # a spy: the command's own computation, kept for reading
+            results.append(real(*args, **kwargs))
+            return results[-1]
+
+        path = self.work.mktemp("pool_loo") / "loo.json"
+        out = io.StringIO()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(loo, "leave_one_out", keeping)
+            assert run(["--leave_one_out", "--pool_dir", str(self.pool), "--json", str(path)], out=out) == 0
+        assert len(results) == 1
+        return LooRun(out.getvalue(), json.loads(path.read_text(encoding="utf-8")), results[0])
+
+
+@pytest.fixture(scope="session")
+def pool_loo(tmp_path_factory: pytest.TempPathFactory) -> PoolLoo:
+    """The leave-one-out on the development pool, once per test run: tests/test_refusal_loo.py
+    reads its table and metrics, tests/test_coverage.py its held-out scores (only when they are
+    not cached yet)."""
+    from tests.refusal_pool_helpers import POOL
+
+    if not POOL.is_dir():
+        pytest.skip("the development pool (../shared/data) is absent")
+    return PoolLoo(POOL, tmp_path_factory, xdist_shared(tmp_path_factory))
+
+
+def xdist_shared(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """Under pytest-xdist, this run's folder that every worker sees (each worker's own is a
+    subfolder of it); None otherwise (then the parent folder holds earlier runs too)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    return tmp_path_factory.getbasetemp().parent

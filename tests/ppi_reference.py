@@ -1,7 +1,6 @@
 """Reference values of classic PPI (ppi_py.ppi_mean_ci, lam=1) for the cases the tests use.
 
-    .venv/bin/pip install ppi-python      # into your venv only: not a dependency of orbench
-    rm -r .venv/lib/python3.*/site-packages/tests   # see below
+    .venv/bin/pip install -e '.[test]'                # the test extra installs ppi-python
     .venv/bin/python tests/ppi_reference.py           # print the values
     .venv/bin/python tests/ppi_reference.py --check   # and compare orbench's with them
 
@@ -10,9 +9,10 @@ prints, for each case of CASES, the point estimate and 95% interval that ppi_py 
 differs by more than 1e-12. tests/test_estimators.py keeps these numbers beside the inputs
 (REFERENCE) and, when ppi_py is installed, checks them live too.
 
-ppi-python 0.2.3 also installs its own test files as a top-level package named `tests`,
-which then shadows this suite's `tests` (every `from tests.x import` fails). Delete that
-folder after installing it, as above: it holds only ppi-python's own tests.
+ppi-python 0.2.3 also installs its own test files as a top-level package named `tests`. This
+suite's `tests` has an __init__.py, so that it wins over that one (the repository root comes
+first on the path, and a regular package is found before a folder without __init__.py
+could be).
 
 A case is counts: N scored rows of which K the keyword rules call refusals, and on the
 judged sample the 2x2 table (judge, keyword): s11 both refusal, s10 judge refusal and

@@ -3,8 +3,8 @@
 A subset of `python -m orbench.coverage` (REFUSAL_CHECKING.md has the full tables): the
 populations are built from the pool's parts with held-out scores (each part scored by the
 detector fitted without it), and every case must hold the truth in at least 93% of runs.
-The held-out scores are cached in .orbench-cache/ (git-ignored): computing them the first
-time fits the detector once per part (about a minute on 2 cores).
+The held-out scores are cached in .orbench-cache/ (git-ignored): the first time, they come from
+the leave-one-out that tests/test_refusal_loo.py reads too, run once per test run.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ MIN_COVERAGE = 0.93
 
 
 @pytest.fixture(scope="module")
-def parts():
-    if not POOL.is_dir():
-        pytest.skip("the development pool (../shared/data) is absent")
-    return held_out_parts(POOL, REPO_ROOT / ".orbench-cache" / "loo_scores")
+def parts(pool_loo):
+    # Not cached yet: the scores of the leave-one-out run once per test run (tests/conftest.py).
+    return held_out_parts(POOL, REPO_ROOT / ".orbench-cache" / "loo_scores", computed=lambda: pool_loo.run.result)
 
 
 HARD = ["refuses 2%, weak detector", "refuses 98%, weak detector", "detector badly wrong",

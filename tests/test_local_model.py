@@ -17,7 +17,7 @@ import pytest
 
 from orbench.resume import read_rows
 
-from conftest import STAGE4, subprocess_env
+from tests.conftest import STAGE4, subprocess_env
 
 pytestmark = pytest.mark.embedded
 

@@ -32,13 +32,9 @@ XSTEST_PARTS = ["xstest/gpt4", "xstest/llama2new", "xstest/llama2orig", "xstest/
 
 
 @pytest.fixture(scope="module")
-def pool_result(tmp_path_factory):
-    if not POOL.is_dir():
-        pytest.skip("the development pool (../shared/data) is absent")
-    path = tmp_path_factory.mktemp("loo") / "loo.json"
-    out = io.StringIO()
-    assert run(["--leave_one_out", "--pool_dir", str(POOL), "--json", str(path)], out=out) == 0
-    return out.getvalue(), json.loads(path.read_text(encoding="utf-8"))
+def pool_result(pool_loo):
+    """The command's printed table and --json metrics on the pool (tests/conftest.py runs it once)."""
+    return pool_loo.run.text, pool_loo.run.metrics
 
 
 def held(metrics: dict, part: str) -> dict:

@@ -14,7 +14,7 @@ from orbench.registry import DEFAULT_OPENAI_BASE_URL, load_registry, resolve
 from orbench.resume import read_rows
 from orbench.retry import RetryPolicy
 
-from conftest import FAKE_MODEL, KEY_ENV, STAGE4
+from tests.conftest import FAKE_MODEL, KEY_ENV, STAGE4
 
 
 def chat(client: LLMClient, prompts):

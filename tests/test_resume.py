@@ -19,7 +19,7 @@ from orbench.errors import UserError
 from orbench.resume import OutputLock, StageOutput, read_rows, repair_torn_tail
 from orbench.stages import alignment
 
-from conftest import KEY_ENV, STAGE4, subprocess_env
+from tests.conftest import KEY_ENV, STAGE4, subprocess_env
 
 HEADER = "prompt,is_rejected,response,category\n"
 
