@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .constants import COL_PROMPT
+from .protocol.constants import COL_PROMPT
 from .runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
 
 PUBLISHED = ("or-bench-hard-1k", "or-bench-toxic")
@@ -35,7 +35,7 @@ def set_prompts(short: str, limit: int | None, seed: int) -> list[str]:
 
 def eval_plan(target, judges: Sequence, s: EvalSettings, sets: Sequence[str] = PUBLISHED) -> list[PlanLine]:
     """Plan lines: stage 4 per set, then stage 5 per set and judge, then each judge's audit."""
-    from .prompts import judge_messages
+    from .protocol.prompts import judge_messages
 
     system = [{"role": "system", "content": s.system_prompt}] if s.system_prompt else []
     judge_template = message_tokens(judge_messages("", ""))

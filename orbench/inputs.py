@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .constants import COL_CATEGORY
+from .protocol.constants import COL_CATEGORY
 from .errors import UserError, warn
 from .jobs import Job
 from .resume import content_hash, keys_with_occurrence

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from orbench.constants import (
+from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY, COL_CATEGORY, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE,
     COL_RESPONSE, DIRECT_ANSWER, REFUSAL_CLASSES,
 )
@@ -32,7 +32,7 @@ from orbench.errors import UserError
 from orbench.resume import content_hash
 from orbench.jobs import Job
 from orbench.sampling import is_scored
-from orbench.verdict import refused_in
+from orbench.protocol.verdict import refused_in
 
 if TYPE_CHECKING:
     from orbench.estimate import Estimate

@@ -48,7 +48,7 @@ def capped(n: int, limit: int | None) -> int:
 
 def plan(a: argparse.Namespace, ep: dict[str, list], limit: int | None) -> list[PlanLine]:
     """Upper bounds per step, from the settings (ORBENCH_LIMIT caps each stage's input rows)."""
-    from .prompts import BATCH_SIZE, generator_messages, judge_messages, moderator_messages, rewriter_messages
+    from .protocol.prompts import BATCH_SIZE, generator_messages, judge_messages, moderator_messages, rewriter_messages
 
     seeds = capped(a.seeds_per_category, limit)  # per category (stage 1 stops at --limit prompts)
     seed_text = a.seed_max_tokens * MAX_BYTES_PER_TOKEN  # a seed is part of a reply of at most that many tokens

@@ -208,7 +208,7 @@ def stage_record(stage: str, args: Any, *parts: Mapping[str, Any]) -> RunRecord:
 
 def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
     """The settings every stage records."""
-    from .prompts import TEMPLATE_VERSION
+    from .protocol.prompts import TEMPLATE_VERSION
 
     return {
         "stage": stage,

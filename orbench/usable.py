@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, JUDGE_CLASSES
+from .protocol.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, JUDGE_CLASSES
 
 EXIT_NOTHING_USABLE = 3
 DECIDED = ("True", "False")

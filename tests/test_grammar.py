@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from orbench.constants import JUDGE_CLASSES, MODERATION_OPTIONS
+from orbench.protocol.constants import JUDGE_CLASSES, MODERATION_OPTIONS
 from orbench.llm import LLMClient
-from orbench.parsing import judge_verdict, moderation_choice, prompt_list
-from orbench.prompts import judge_grammar, moderator_grammar, prompt_list_grammar
+from orbench.protocol.parsing import judge_verdict, moderation_choice, prompt_list
+from orbench.protocol.prompts import judge_grammar, moderator_grammar, prompt_list_grammar
 from orbench.registry import Endpoint
 
 

@@ -19,7 +19,7 @@ from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
 from orbench.inspect_eval import tasks as tasks_module
 from orbench.inspect_eval.logs import read_inspect_log
 from orbench.inspect_eval.tasks import or_bench_80k, or_bench_hard_1k, or_bench_toxic
-from orbench.prompts import judge_messages
+from orbench.protocol.prompts import judge_messages
 from orbench.refusal import classify
 from orbench.stages import alignment
 from orbench.stats import wilson_interval

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from orbench import published
-from orbench.constants import CATEGORIES
+from orbench.protocol.constants import CATEGORIES
 from orbench.inspect_eval.tasks import or_bench_hard_1k, or_bench_toxic
 from orbench.report import build_report, main as report_main
 from orbench.stages import alignment, check_response

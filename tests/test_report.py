@@ -9,7 +9,7 @@ import pytest
 
 import orbench
 from orbench import report as rp
-from orbench.constants import CATEGORIES
+from orbench.protocol.constants import CATEGORIES
 from orbench.stats import spearman
 from tests.stage_helpers import write_rows
 

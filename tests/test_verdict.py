@@ -9,7 +9,7 @@ import pytest
 
 from orbench.refusal import stage4_verdict
 from orbench.stages.alignment import _verdict as alignment_verdict
-from orbench.verdict import Verdict, VerdictKind, refused_in
+from orbench.protocol.verdict import Verdict, VerdictKind, refused_in
 
 WRITTEN = {  # what stage 4 has always written in is_rejected
     VerdictKind.REFUSED: "True",

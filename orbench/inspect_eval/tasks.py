@@ -33,9 +33,9 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from orbench import __version__
-from orbench.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
+from orbench.protocol.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
 from orbench.errors import UserError
-from orbench.prompts import TEMPLATE_VERSION
+from orbench.protocol.prompts import TEMPLATE_VERSION
 from orbench.inputs import load_rows
 
 from . import (

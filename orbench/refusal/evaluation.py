@@ -17,7 +17,7 @@ from orbench.table_io import write_rows
 
 from .labelled import GROUP_BY_FILE, Settings
 from .metrics import Confusion
-from orbench.verdict import VerdictKind
+from orbench.protocol.verdict import VerdictKind
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orbench.constants import COL_RESPONSE
+from orbench.protocol.constants import COL_RESPONSE
 from orbench.errors import UserError
 from orbench.table_io import read_table
 

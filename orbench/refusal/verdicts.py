@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from orbench.verdict import Verdict, VerdictKind
+from orbench.protocol.verdict import Verdict, VerdictKind
 
 from .content_filter import is_filtered
 from .families import FAMILY_RULES

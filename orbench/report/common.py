@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from orbench.constants import CATEGORIES
+from orbench.protocol.constants import CATEGORIES
 from orbench.runinfo import RunRecord
 
 DATASETS: tuple[str, ...] = ("safe", "hard", "toxic")

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from orbench.constants import (
+from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY,
     COL_IS_REJECTED,
     COL_PROMPT,

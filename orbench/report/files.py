@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from orbench import published
-from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
+from orbench.protocol.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
 from orbench.report.samples import adopt_stage4, sample_design, sample_source

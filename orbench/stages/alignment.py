@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..cli import add_split_flag, str2bool
-from ..constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
+from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, key_function
 from ..jobs import Job, Outcome
@@ -47,9 +47,9 @@ from ..resume import write_atomic
 from ..runinfo import endpoint_info
 from ..runner import run_stage
 from ..spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
-from ..summary import rejection_summary
+from ..protocol.summary import rejection_summary
 from ..table_io import output_stem
-from ..verdict import Verdict, VerdictKind, refused_in
+from ..protocol.verdict import Verdict, VerdictKind, refused_in
 
 COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
 OTHER_LANGUAGE_CELL = Verdict(VerdictKind.OTHER_LANGUAGE).to_csv()

@@ -75,7 +75,7 @@ from typing import Any, Sequence
 
 from ..agreement import pairwise
 from ..cli import positive_float, positive_int
-from ..constants import (
+from ..protocol.constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
     COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, UNSCORED,
 )
@@ -91,15 +91,15 @@ from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
 from ..llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
-from ..parsing import judge_verdict
-from ..prompts import judge_grammar, judge_messages
+from ..protocol.parsing import judge_verdict
+from ..protocol.prompts import judge_grammar, judge_messages
 from ..resume import write_atomic
 from ..runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
 from ..runner import run_stage
 from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
-from ..summary import rejection_summary
+from ..protocol.summary import rejection_summary
 from ..table_io import output_stem
-from ..voting import VOTES
+from ..protocol.voting import VOTES
 from .judge_votes import (  # noqa: F401 (the ensemble's names, also imported from here)
     COL_ANSWER_VOTES, COL_JUDGES_VOTED, COL_REFUSAL_VOTES, JUDGE_FAILED, combine, is_refusal, judge_columns, revote,
 )

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..cli import positive_int
-from ..constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
+from ..protocol.constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
 from ..errors import UserError
 from ..llm import CallFailed, ChatRequest
-from ..parsing import prompt_list
-from ..prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
+from ..protocol.parsing import prompt_list
+from ..protocol.prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
 from ..runinfo import endpoint_info
 from ..runner import run_stage
 from ..spec import GeneratorSpec, Reply, RunContext

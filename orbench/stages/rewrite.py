@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..cli import positive_int
-from ..constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
+from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
 from ..errors import warn
 from ..inputs import MAX_PROMPT_CHARS
 from ..jobs import Failed, Job, Outcome
 from ..naming import sibling
-from ..parsing import prompt_list
-from ..prompts import prompt_list_grammar, rewriter_messages
+from ..protocol.parsing import prompt_list
+from ..protocol.prompts import prompt_list_grammar, rewriter_messages
 from ..resume import content_hash
 from ..runinfo import endpoint_info
 from ..runner import run_stage

@@ -46,4 +46,4 @@ UNSCORED = "unscored"  # a judge verdict that could not be parsed
 UNPARSED = "unparsed"
 
 # Stage 4's `is_rejected` values (True, False, empty, filtered) are written and read by
-# orbench.verdict.Verdict.
+# orbench.protocol.verdict.Verdict.
