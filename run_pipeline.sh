@@ -195,7 +195,7 @@ rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="
 # start its own). Stopped when this script exits, however it exits.
 if [[ ",$GENERATOR_MODEL,$REWRITER_MODEL,$MODERATOR_MODELS,$TARGET_MODEL,$JUDGE_MODEL," == *",local,"* ]] && [ -z "${ORBENCH_LOCAL_URL:-}" ]; then
   step "0. starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
-  "$PY" -m orbench.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
+  "$PY" -m orbench.engine.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
   SERVER_PID=$!
   trap 'step_table; kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
   for _ in $(seq 1 600); do

@@ -20,6 +20,15 @@ from typing import Optional, Sequence
 
 # old path -> new path
 MOVED: dict[str, str] = {
+    "orbench.llm": "orbench.engine.llm",
+    "orbench.retry": "orbench.engine.retry",
+    "orbench.cache": "orbench.engine.cache",
+    "orbench.backends": "orbench.engine.backends",
+    "orbench.jobs": "orbench.engine.jobs",
+    "orbench.registry": "orbench.engine.registry",
+    "orbench.providers": "orbench.engine.providers",
+    "orbench.local_server": "orbench.engine.local_server",
+    "orbench.preflight": "orbench.engine.preflight",
     "orbench.constants": "orbench.protocol.constants",
     "orbench.prompts": "orbench.protocol.prompts",
     "orbench.parsing": "orbench.protocol.parsing",

@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "orbench eval") -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from . import preflight
+    from .engine import preflight
     from .eval_plan import EvalSettings, eval_plan
     from .runplan import format_plan
 

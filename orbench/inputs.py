@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .protocol.constants import COL_CATEGORY
 from .errors import UserError, warn
-from .jobs import Job
+from .engine.jobs import Job
 from .resume import content_hash, keys_with_occurrence
 from .sampling import stratified
 from .table_io import SOURCE_ATTR, read_table

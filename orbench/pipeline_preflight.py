@@ -4,7 +4,7 @@
 
 Settings that cannot finish stop here with one line and exit code 2: HARD_K above the number
 of targets (the hard set needs that many refusals of one prompt), a model that does not
-resolve or whose key is missing, an endpoint that does not answer (orbench.preflight).
+resolve or whose key is missing, an endpoint that does not answer (orbench.engine.preflight).
 Then the plan: per step and model, the requests at most, max_tokens, and token bounds
 (orbench.runplan). Rows not known yet (the sets are built from the replies) are bounded from
 the settings: every seed found, every rewrite kept, every prompt in every set.
@@ -88,7 +88,7 @@ def _line(step: str, endpoints: list, requests: int, max_tokens: int, tokens_in:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from . import preflight
+    from .engine import preflight
     from .runplan import format_plan
 
     if a.hard_k > TARGETS:

@@ -12,11 +12,11 @@ import sys
 import time
 from typing import Any
 
-from .backends import Backend, Online
+from .engine.backends import Backend, Online
 from .errors import FatalEndpointError
-from .llm import CallFailed, ChatRequest
+from .engine.llm import CallFailed, ChatRequest
 from .resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
-from .retry import EndpointError
+from .engine.retry import EndpointError
 from .runinfo import stage_record, write_runinfo
 from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec

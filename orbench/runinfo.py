@@ -21,7 +21,7 @@ from . import __version__, published
 from .errors import UserError
 
 if TYPE_CHECKING:
-    from .llm import LLMClient
+    from .engine.llm import LLMClient
 
 RECORD_VERSION = 1
 VERSION_KEY = "record_version"

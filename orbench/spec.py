@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, Sequence
 
 from .inputs import PreparedRows, jobs_from_rows, key_function
-from .jobs import Failed, Job, Outcome, RunCounts
-from .llm import CallFailed, ChatRequest, LLMClient, LLMResult
+from .engine.jobs import Failed, Job, Outcome, RunCounts
+from .engine.llm import CallFailed, ChatRequest, LLMClient, LLMResult
 from .runinfo import RunRecord
 
 Reply = LLMResult | CallFailed

@@ -136,7 +136,7 @@ def test_the_wheel_holds_the_sets(tmp_path):
     assert proc.returncode == 0, proc.stderr
     [wheel] = (tmp_path / "dist").glob("orbench-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        assert {"orbench/models.toml", "orbench/providers.toml"} <= set(zf.namelist())  # resolve() reads both
+        assert {"orbench/engine/models.toml", "orbench/engine/providers.toml"} <= set(zf.namelist())  # resolve() reads both
         for short in RELEASE:
             assert hashlib.sha256(zf.read(f"orbench/data/or-bench/{short}.csv")).hexdigest() == published.BUNDLED[short][1]
         assert "CC-BY-4.0" in zf.read("orbench/data/or-bench/SOURCE.md").decode("utf-8")

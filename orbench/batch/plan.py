@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..llm import ChatRequest, LLMClient
+from ..engine.llm import ChatRequest, LLMClient
 from ..naming import safe_name
 
 CHAT_URL = "/v1/chat/completions"

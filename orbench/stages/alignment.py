@@ -40,7 +40,7 @@ from ..cli import add_split_flag, str2bool
 from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, key_function
-from ..jobs import Job, Outcome
+from ..engine.jobs import Job, Outcome
 from ..naming import safe_name, sibling
 from ..refusal import DEFAULT_RULES, FAMILIES  # the checkers themselves load on first use (refusal/__init__.py)
 from ..resume import write_atomic

@@ -83,13 +83,13 @@ from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
 from ..errors import UserError, warn
 from ..hub import input_name
 from ..inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
-from ..jobs import Failed, Job, Outcome
+from ..engine.jobs import Failed, Job, Outcome
 from ..judged_sample import (
     SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
 )
 from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
-from ..llm import CallFailed, ChatRequest
+from ..engine.llm import CallFailed, ChatRequest
 from ..naming import safe_name, sibling
 from ..protocol.parsing import judge_verdict
 from ..protocol.prompts import judge_grammar, judge_messages

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ..cli import positive_int
 from ..protocol.constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
 from ..errors import UserError
-from ..llm import CallFailed, ChatRequest
+from ..engine.llm import CallFailed, ChatRequest
 from ..protocol.parsing import prompt_list
 from ..protocol.prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
 from ..runinfo import endpoint_info

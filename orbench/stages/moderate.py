@@ -36,7 +36,7 @@ from ..protocol.constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_TOXIC, COL_MODERATION_RESULT, COL_PROMPT, COL_RESPONSE, NONE_OF_THE_ABOVE, UNPARSED,
 )
 from ..inputs import MAX_PROMPT_CHARS, key_function
-from ..jobs import Job, Outcome
+from ..engine.jobs import Job, Outcome
 from ..naming import safe_name, sibling
 from ..protocol.parsing import moderation_choice
 from ..protocol.prompts import moderator_grammar, moderator_messages

@@ -31,7 +31,7 @@ from ..cli import positive_int
 from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
 from ..errors import warn
 from ..inputs import MAX_PROMPT_CHARS
-from ..jobs import Failed, Job, Outcome
+from ..engine.jobs import Failed, Job, Outcome
 from ..naming import sibling
 from ..protocol.parsing import prompt_list
 from ..protocol.prompts import prompt_list_grammar, rewriter_messages

@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import UserError, warn
+from ..errors import UserError, warn
 from .providers import models_checks_key
 from .registry import Endpoint, resolve
 

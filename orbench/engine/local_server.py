@@ -2,7 +2,7 @@
 
 ``ensure_local_server()`` returns a base URL for the registry name ``local``:
 1. $ORBENCH_LOCAL_URL, if set (a server you started yourself);
-2. else a server started earlier by ``python -m orbench.local_server serve`` (found through
+2. else a server started earlier by ``python -m orbench.engine.local_server serve`` (found through
    its state file in the cache folder) if it still answers;
 3. else it starts ``python -m llama_cpp.server`` on 127.0.0.1 on a free port, waits until it
    answers, and stops it when this process exits (normally, by exception, by SIGTERM, or,
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from .cache import default_cache_path
-from .errors import UserError
+from ..errors import UserError
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 HOST = "127.0.0.1"  # loopback only, always

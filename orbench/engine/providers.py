@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 
 SHIPPED_PROVIDERS = Path(__file__).with_name("providers.toml")
 OPENAI_API = "openai-api"  # openai-api/NAME/MODEL: $NAME_BASE_URL, $NAME_API_KEY

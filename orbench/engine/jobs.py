@@ -16,12 +16,20 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 
-from .errors import FatalEndpointError
+from ..errors import FatalEndpointError
 from .llm import CallFailed, LLMClient
-from .resume import StageOutput
 from .retry import EndpointError
+
+
+class RowSink(Protocol):
+    """Where the pool writes each result as it arrives (the runner passes a StageOutput,
+    orbench.tables.resume): the engine writes rows, the tables layer owns the file."""
+
+    def append(self, rows: Iterable[dict[str, object]]) -> None: ...
+
+    def append_failed(self, row: dict[str, object]) -> None: ...
 
 
 @dataclass
@@ -93,7 +101,7 @@ def worker_count(clients: Sequence[LLMClient], todo: int) -> int:
 async def run_jobs(
     jobs: Sequence[Job],
     handler: Callable[[Job], Awaitable[Outcome | Failed]],
-    output: StageOutput,
+    output: RowSink,
     done_keys: set[str],
     *,
     clients: Sequence[LLMClient],

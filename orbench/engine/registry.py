@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import providers
-from .errors import UserError
+from ..errors import UserError
 
 SHIPPED_REGISTRY = Path(__file__).with_name("models.toml")
 EMBEDDED = "embedded"
@@ -110,9 +111,30 @@ def resolve(name: str, models_file: str | os.PathLike | None = None, *, base_url
     )
 
 
-def family_guess(model: str) -> str:
-    from .refusal import family_for_model  # family guess for unregistered ids
+# Which of the original keyword rules (orbench.refusal.families) fits a model id: registry data,
+# used for ids the registry does not list. "generic" is orbench.refusal.names.GENERIC.
+_MODEL_FAMILY = (
+    (re.compile(r"gpt-?3\.5|gpt-?35|text-davinci"), "gpt-3.5"),
+    (re.compile(r"gpt-?4|chatgpt-4o|\bo[134](?:-|$)"), "gpt-4"),
+    (re.compile(r"claude"), "claude"),
+    (re.compile(r"gemini|palm|bison"), "gemini"),
+    (re.compile(r"mistral|mixtral|codestral|ministral"), "mistral"),
+    (re.compile(r"llama"), "llama"),
+    (re.compile(r"qwen"), "qwen"),
+)
+GENERIC_FAMILY = "generic"
 
+
+def family_for_model(model_id: str, default: str = GENERIC_FAMILY) -> str:
+    """Best guess of the rule family for a model id such as 'gpt-4o-2024-05-13'."""
+    name = model_id.lower().rsplit("/", 1)[-1]
+    for pattern, family in _MODEL_FAMILY:
+        if pattern.search(name):
+            return family
+    return default
+
+
+def family_guess(model: str) -> str:
     return family_for_model(model)
 
 
