@@ -186,7 +186,7 @@ stage() {
   [ "$rc" -eq 0 ] || exit "$rc"
 }
 # A step whose output holds nothing usable stops the run (one line: the step, the model, why).
-usable() { "$PY" -m orbench.usable "$@" || exit $?; }
+usable() { "$PY" -m orbench.tables.usable "$@" || exit $?; }
 fname() { local n="${1//\//_}"; printf '%s' "${n//,/+}"; }  # a model name as a file name (a/b,c -> a_b+c)
 # The data rows of a CSV (quoted newlines counted right), without pandas' start-up.
 rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="utf-8"); print(max(0, sum(1 for _ in csv.reader(f)) - 1))' "$1"; }

@@ -20,6 +20,15 @@ from typing import Optional, Sequence
 
 # old path -> new path
 MOVED: dict[str, str] = {
+    "orbench.table_io": "orbench.tables.table_io",
+    "orbench.inputs": "orbench.tables.inputs",
+    "orbench.hub": "orbench.tables.hub",
+    "orbench.published": "orbench.tables.published",
+    "orbench.resume": "orbench.tables.resume",
+    "orbench.naming": "orbench.tables.naming",
+    "orbench.runinfo": "orbench.tables.runinfo",
+    "orbench.usable": "orbench.tables.usable",
+    "orbench.sampling": "orbench.tables.sampling",
     "orbench.llm": "orbench.engine.llm",
     "orbench.retry": "orbench.engine.retry",
     "orbench.cache": "orbench.engine.cache",

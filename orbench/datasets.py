@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from .cli import make_parser, positive_int, run_cli
 from .protocol.constants import COL_ANSWER_CATEGORY, COL_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, COL_PROMPT, REFUSAL_CLASSES
 from .errors import UserError
-from .resume import write_atomic
-from .runinfo import write_runinfo
-from .table_io import read_table
+from .tables.resume import write_atomic
+from .tables.runinfo import write_runinfo
+from .tables.table_io import read_table
 from .protocol.verdict import refused_in
 
 if TYPE_CHECKING:

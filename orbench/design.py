@@ -1,7 +1,7 @@
 """Which rows stage 5 judges, and with what inclusion probability (--design uniform|score).
 
 Both designs start from the same permanent random number per row: the SHA-256 of the seed
-and the row's identity (orbench.sampling.rank), read as a number u in [0, 1). Nothing else
+and the row's identity (orbench.tables.sampling.rank), read as a number u in [0, 1). Nothing else
 is random, so the same size, seed and input give the same rows on every machine.
 
 - uniform (the default): the `size` rows of lowest rank, as before this module existed.
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from orbench.sampling import draw, rank
+from orbench.tables.sampling import draw, rank
 
 if TYPE_CHECKING:
     import numpy as np

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cli import Parser, add_endpoint_options, env_limit, non_negative_int, positive_int, run_cli
-from .naming import safe_name
+from .tables.naming import safe_name
 
 SETS = ("or-bench-hard-1k", "or-bench-toxic")
 NO_JUDGE = "none"
@@ -160,7 +160,7 @@ class Run:
 
     def step(self, main, argv: list[str], stage: str, who: str, kind: str, output: Path) -> int:
         """One stage run; a non-zero code or an output with nothing usable stops the run."""
-        from .usable import EXIT_NOTHING_USABLE, why_unusable
+        from .tables.usable import EXIT_NOTHING_USABLE, why_unusable
 
         print(f"\n=== {stage}: {who}", flush=True)
         code = main(argv, prog=f"orbench eval ({stage})")

@@ -28,7 +28,7 @@ class EvalSettings:
 
 def set_prompts(short: str, limit: int | None, seed: int) -> list[str]:
     """The prompts stage 4 will send from a published set (the same sample as --limit)."""
-    from .inputs import load_rows
+    from .tables.inputs import load_rows
 
     return [r[COL_PROMPT] for r in load_rows(short, [COL_PROMPT], COL_PROMPT, limit, seed=seed).rows]
 

@@ -29,9 +29,9 @@ from orbench.protocol.constants import (
 )
 from orbench.design import DEFAULT_FLOOR, SCORE, draw_design
 from orbench.errors import UserError
-from orbench.resume import content_hash
+from orbench.tables.resume import content_hash
 from orbench.engine.jobs import Job
-from orbench.sampling import is_scored
+from orbench.tables.sampling import is_scored
 from orbench.protocol.verdict import refused_in
 
 if TYPE_CHECKING:

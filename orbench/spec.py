@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, Sequence
 
-from .inputs import PreparedRows, jobs_from_rows, key_function
+from .tables.inputs import PreparedRows, jobs_from_rows, key_function
 from .engine.jobs import Failed, Job, Outcome, RunCounts
 from .engine.llm import CallFailed, ChatRequest, LLMClient, LLMResult
-from .runinfo import RunRecord
+from .tables.runinfo import RunRecord
 
 Reply = LLMResult | CallFailed
 Ask = Callable[[Sequence[ChatRequest]], Awaitable[list[Reply]]]

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from orbench.cli import EXIT_ROWS_FAILED
-from orbench.inputs import MAX_PROMPT_CHARS
+from orbench.tables.inputs import MAX_PROMPT_CHARS
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     BUILD_DATASETS,

@@ -16,9 +16,9 @@ from orbench.errors import FatalEndpointError
 from orbench.engine.llm import CallFailed, LLMClient
 from orbench.engine.registry import Endpoint
 from orbench.engine.retry import EndpointError, RetryPolicy
-from orbench.resume import read_rows
+from orbench.tables.resume import read_rows
 from orbench.engine.jobs import Job, Outcome, run_jobs
-from orbench.resume import StageOutput
+from orbench.tables.resume import StageOutput
 from orbench.stages import alignment
 from orbench.testing import fake_openai
 from orbench.testing.fake_openai import (

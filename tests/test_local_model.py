@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench.resume import read_rows
+from orbench.tables.resume import read_rows
 
 from tests.conftest import STAGE4, subprocess_env
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orbench import published
+from orbench.tables import published
 from orbench.protocol.constants import CATEGORIES
 from orbench.inspect_eval.tasks import or_bench_hard_1k, or_bench_toxic
 from orbench.report import build_report, main as report_main
@@ -38,7 +38,7 @@ def file_sha256(path: Path) -> str:
 
 
 def bundled(short: str) -> Path:
-    return Path(published.__file__).parent / "data" / "or-bench" / f"{short}.csv"
+    return published.DATA_DIR / f"{short}.csv"
 
 
 # ------------------------------------------------------------------------- the files

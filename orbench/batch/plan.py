@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..engine.llm import ChatRequest, LLMClient
-from ..naming import safe_name
+from ..tables.naming import safe_name
 
 CHAT_URL = "/v1/chat/completions"
 MAX_REQUESTS = 50_000          # the OpenAI Batch API's limit per file

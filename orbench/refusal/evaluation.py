@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orbench.table_io import write_rows
+from orbench.tables.table_io import write_rows
 
 from .labelled import GROUP_BY_FILE, Settings
 from .metrics import Confusion

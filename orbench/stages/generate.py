@@ -29,7 +29,7 @@ from ..errors import UserError
 from ..engine.llm import CallFailed, ChatRequest
 from ..protocol.parsing import prompt_list
 from ..protocol.prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
-from ..runinfo import endpoint_info
+from ..tables.runinfo import endpoint_info
 from ..runner import run_stage
 from ..spec import GeneratorSpec, Reply, RunContext
 

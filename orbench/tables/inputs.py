@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .protocol.constants import COL_CATEGORY
-from .errors import UserError, warn
-from .engine.jobs import Job
+from ..protocol.constants import COL_CATEGORY
+from ..errors import UserError, warn
+from ..engine.jobs import Job
 from .resume import content_hash, keys_with_occurrence
 from .sampling import stratified
 from .table_io import SOURCE_ATTR, read_table
@@ -31,7 +31,7 @@ class PreparedRows:
 
 def prepare_rows(df: pd.DataFrame, text_column: str, limit: int | None, seed: int = 0) -> PreparedRows:
     """Drop rows whose text is empty (counted, with a warning); with ``limit``, keep a seeded
-    sample of that many rows spread over the categories (orbench.sampling.stratified), in
+    sample of that many rows spread over the categories (orbench.tables.sampling.stratified), in
     input order."""
     records = df.to_dict("records")
     rows = [r for r in records if str(r.get(text_column, "")).strip() and str(r.get(text_column)).lower() != "nan"]

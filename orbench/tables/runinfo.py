@@ -17,11 +17,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from . import __version__, published
-from .errors import UserError
+from .. import __version__
+from . import published
+from ..errors import UserError
 
 if TYPE_CHECKING:
-    from .engine.llm import LLMClient
+    from ..engine.llm import LLMClient
 
 RECORD_VERSION = 1
 VERSION_KEY = "record_version"
@@ -45,7 +46,7 @@ class RunRecord:
     dataset: str | None = None  # "safe", "hard" or "toxic" when the input was a published set
     input_file: str | None = None  # the input as given (a file or a set's short name)
     input_path: str | None = None  # stage 5: the file read, resolved (a judged sample's stage-4 file)
-    input_source: dict | None = None  # a published or Hub input: the copy read (orbench.published)
+    input_source: dict | None = None  # a published or Hub input: the copy read (orbench.tables.published)
     output: str | None = None
     failed_output: str | None = None
     unscored_output: str | None = None  # stage 5: the copy of its unscored rows
@@ -208,7 +209,7 @@ def stage_record(stage: str, args: Any, *parts: Mapping[str, Any]) -> RunRecord:
 
 def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
     """The settings every stage records."""
-    from .protocol.prompts import TEMPLATE_VERSION
+    from ..protocol.prompts import TEMPLATE_VERSION
 
     return {
         "stage": stage,

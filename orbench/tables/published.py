@@ -7,7 +7,7 @@ this order:
    that exists is always read as given;
 2. the copy bundled in ``orbench/data/or-bench/`` (``or-bench-hard-1k``, ``or-bench-toxic``):
    offline, pinned by SHA-256, and checked against that SHA-256 on every read;
-3. the Hugging Face Hub (``or-bench-80k``, which is not bundled; see orbench.hub).
+3. the Hugging Face Hub (``or-bench-80k``, which is not bundled; see orbench.tables.hub).
 
 ``hf://datasets/bench-llm/or-bench/...`` always reads the Hub. Either way ``.run.json`` records
 the copy read under ``input_source``; ``is_published`` tells from that record whether a
@@ -21,11 +21,11 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import UserError
+from ..errors import UserError
 
 DATASET = "bench-llm/or-bench"
 LICENSE = "CC-BY-4.0"
-DATA_DIR = Path(__file__).resolve().parent / "data" / "or-bench"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "or-bench"
 
 # short name -> (file in DATA_DIR, its SHA-256). A file that no longer has its SHA-256 is
 # refused: results would otherwise be labelled with a set they were not measured on.

@@ -3,8 +3,8 @@
 The format follows the extension: ``.parquet``/``.pq``, ``.jsonl`` (one JSON object per line),
 ``.json`` (a list of JSON objects), ``.tsv``, and CSV for anything else. An input may also be
 a published set's short name (``or-bench-hard-1k`` and ``or-bench-toxic`` read the copies
-bundled with the package, see orbench.published; ``or-bench-80k`` the Hub) or a file on the
-Hugging Face Hub (``hf://datasets/...``, see orbench.hub).
+bundled with the package, see orbench.tables.published; ``or-bench-80k`` the Hub) or a file on the
+Hugging Face Hub (``hf://datasets/...``, see orbench.tables.hub).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import hub, published
-from .errors import UserError
+from ..errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is read: a stage's --help should not pay for it

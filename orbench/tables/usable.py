@@ -1,7 +1,7 @@
 """Did a stage yield anything the next step can use? Checked between the steps of
 `orbench eval` and run_pipeline.sh, so that no step runs on an empty input.
 
-    python -m orbench.usable KIND STEP MODEL FILE...
+    python -m orbench.tables.usable KIND STEP MODEL FILE...
 
 KIND: seeds (stage 1: any prompt), moderation (stage 3: any row decided toxic or safe),
 results (stage 4: any reply scored), judged (stage 5: any readable verdict, or no row sent
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .protocol.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, JUDGE_CLASSES
+from ..protocol.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, JUDGE_CLASSES
 
 EXIT_NOTHING_USABLE = 3
 DECIDED = ("True", "False")
@@ -93,7 +93,7 @@ def why_unusable(kind: str, paths: Sequence[str | Path]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 3 or args[0] not in KINDS:
-        print(f"usage: python -m orbench.usable {{{','.join(KINDS)}}} STEP MODEL FILE...", file=sys.stderr)
+        print(f"usage: python -m orbench.tables.usable {{{','.join(KINDS)}}} STEP MODEL FILE...", file=sys.stderr)
         return 2
     kind, step, model, files = args[0], args[1], args[2], args[3:]
     reason = why_unusable(kind, files)

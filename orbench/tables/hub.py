@@ -6,7 +6,7 @@ Two spellings name a file on the Hub:
   model repo, ``hf://spaces/...`` a Space), as ``huggingface_hub``'s own file system spells it;
 - the short name ``or-bench-80k``, the CSV file of the dataset repo ``bench-llm/or-bench``,
   when no local file of that name exists. The other two short names, ``or-bench-hard-1k`` and
-  ``or-bench-toxic``, read the copies bundled with the package (orbench.published); their
+  ``or-bench-toxic``, read the copies bundled with the package (orbench.tables.published); their
   Hub copies are read through ``hf://``.
 
 The download goes through ``huggingface_hub.hf_hub_download``, so its cache (``HF_HOME``,
@@ -27,12 +27,12 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from . import published
-from .errors import UserError
+from ..errors import UserError
 
 SCHEME = "hf://"
 OR_BENCH_REPO = published.DATASET
 # short name -> file of OR_BENCH_REPO (each has the columns prompt, category). The bundled sets
-# (orbench.published.BUNDLED) are read from the package, never from the Hub, by their short name.
+# (orbench.tables.published.BUNDLED) are read from the package, never from the Hub, by their short name.
 SHORT_NAMES: dict[str, str] = {
     "or-bench-80k": "or-bench-80k.csv",
     "or-bench-hard-1k": "or-bench-hard-1k.csv",

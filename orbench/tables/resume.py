@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .errors import UserError
+from ..errors import UserError
 
 csv.field_size_limit(2**31 - 1)  # responses can be long
 

@@ -18,8 +18,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
-from .protocol.constants import COL_IS_REJECTED, COL_RESPONSE
-from .protocol.verdict import refused_in
+from ..protocol.constants import COL_IS_REJECTED, COL_RESPONSE
+from ..protocol.verdict import refused_in
 
 T = TypeVar("T")
 
