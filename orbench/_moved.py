@@ -20,6 +20,16 @@ from typing import Optional, Sequence
 
 # old path -> new path
 MOVED: dict[str, str] = {
+    "orbench.agreement": "orbench.statistics.agreement",
+    "orbench.coverage": "orbench.statistics.coverage",
+    "orbench.design": "orbench.statistics.design",
+    "orbench.estimate": "orbench.statistics.estimate",
+    "orbench.estimators": "orbench.statistics.estimators",
+    "orbench.judged_sample": "orbench.statistics.judged_sample",
+    "orbench.planning": "orbench.statistics.planning",
+    "orbench.simulation": "orbench.statistics.simulation",
+    "orbench.stats": "orbench.statistics.stats",
+    "orbench.stratified": "orbench.statistics.stratified",
     "orbench.table_io": "orbench.tables.table_io",
     "orbench.inputs": "orbench.tables.inputs",
     "orbench.hub": "orbench.tables.hub",

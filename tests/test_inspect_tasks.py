@@ -22,7 +22,7 @@ from orbench.inspect_eval.tasks import or_bench_80k, or_bench_hard_1k, or_bench_
 from orbench.protocol.prompts import judge_messages
 from orbench.refusal import classify
 from orbench.stages import alignment
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 from orbench.testing.fake_openai import ContentFilter, Reply, Status
 from tests.inspect_helpers import FILTER, TargetDown, mock_model, offline, run_eval, target, user_text  # noqa: F401
 from tests.responders import last_user

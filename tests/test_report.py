@@ -10,7 +10,7 @@ import pytest
 import orbench
 from orbench import report as rp
 from orbench.protocol.constants import CATEGORIES
-from orbench.stats import spearman
+from orbench.statistics.stats import spearman
 from tests.stage_helpers import write_rows
 
 Z = 1.959963984540054

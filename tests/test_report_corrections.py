@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from orbench import report as rp
-from orbench.estimators import correct
+from orbench.statistics.estimators import correct
 from tests.stage_helpers import write_rows
 
 PCT = pytest.approx

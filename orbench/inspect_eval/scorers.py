@@ -42,7 +42,7 @@ from orbench.protocol.constants import REFUSAL_CLASSES
 from orbench.protocol.parsing import judge_verdict
 from orbench.protocol.prompts import TEMPLATE_VERSION, judge_messages
 from orbench.refusal import DEFAULT_RULES, FAMILIES, family_for_model, stage4_verdict
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 
 from . import (
     ANSWERED,

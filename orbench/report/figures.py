@@ -24,7 +24,7 @@ from orbench.report.common import DATASET_TITLES, DATASETS, category_order  # no
 from orbench.report.labels import overlap_area, place_labels  # noqa: E402
 from orbench.report.paper import paper_points  # noqa: E402
 from orbench.report.rates import headline  # noqa: E402
-from orbench.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
+from orbench.statistics.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
 
 MIN_POINTS_FOR_FIT = 4
 ZERO_BAR = 1.5  # height (points of %) of the stub that shows a 0% bar in the category charts

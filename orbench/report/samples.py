@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from orbench.protocol.constants import COL_INCLUSION_PROBABILITY, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE
-from orbench.design import DESIGNS, SCORE, UNIFORM
+from orbench.statistics.design import DESIGNS, SCORE, UNIFORM
 from orbench.report.common import ReportError, ResultFile
 from orbench.tables.runinfo import RunRecord
 

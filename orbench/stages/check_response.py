@@ -73,18 +73,18 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..agreement import pairwise
+from ..statistics.agreement import pairwise
 from ..cli import positive_float, positive_int
 from ..protocol.constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
     COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, UNSCORED,
 )
-from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
+from ..statistics.design import DEFAULT_FLOOR, DESIGNS, UNIFORM
 from ..errors import UserError, warn
 from ..tables.hub import input_name
 from ..tables.inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
 from ..engine.jobs import Failed, Job, Outcome
-from ..judged_sample import (
+from ..statistics.judged_sample import (
     SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
 )
 from ..judge_audit import gate

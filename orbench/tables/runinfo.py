@@ -51,7 +51,7 @@ class RunRecord:
     failed_output: str | None = None
     unscored_output: str | None = None  # stage 5: the copy of its unscored rows
     sample_size: int | None = None  # stage 5 --sample: the output is a judged sample of input_path
-    sample_design: dict | None = None  # its design (orbench.design.Design.as_info)
+    sample_design: dict | None = None  # its design (orbench.statistics.design.Design.as_info)
     audit: dict | None = None  # stage 5: the judge's audit (orbench.judge_audit)
     judge_skipped: dict | None = None  # stage 5: its rows were not sent, the audit said no (judge_audit.gate)
     complete: bool | None = None

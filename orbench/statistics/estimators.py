@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from orbench.stats import Z_95
+from orbench.statistics.stats import Z_95
 
 
 def wilson_bounds(successes, trials, z: float = Z_95) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """How many judge calls a target half-width needs, from the judged sample's own rates.
 
-For the score-powered estimate (orbench.stratified) the sample's merged strata keep their
+For the score-powered estimate (orbench.statistics.stratified) the sample's merged strata keep their
 judged refusal rates and their effective-size ratio, and their judged rows grow as the
 design would grow them (uniform: in proportion to their rows; score: as the inclusion
 probabilities rise with the size asked for). The predicted half-width at n judge calls is
@@ -25,10 +25,10 @@ import math
 
 import numpy as np
 
-from orbench.design import DEFAULT_FLOOR, SCORE, UNIFORM
-from orbench.estimators import corrected_interval
-from orbench.stratified import N_STRATA, Strata, by_group, merge_map, stratified_wilson, stratum_mid
-from orbench.stats import Z_95
+from orbench.statistics.design import DEFAULT_FLOOR, SCORE, UNIFORM
+from orbench.statistics.estimators import corrected_interval
+from orbench.statistics.stratified import N_STRATA, Strata, by_group, merge_map, stratified_wilson, stratum_mid
+from orbench.statistics.stats import Z_95
 
 PILOT_SIZE = 100
 EXTENSION_MARGIN = 1.25  # the pilot's variance is itself an estimate: aim past the target

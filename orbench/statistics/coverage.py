@@ -1,18 +1,18 @@
 """Coverage and width of the corrected rate's 95% interval, by seeded simulation.
 
-    python -m orbench.coverage                      # every table of REFUSAL_CHECKING.md
-    python -m orbench.coverage --sections sources   # one table (coverage rounds sources calls)
+    python -m orbench.statistics.coverage                      # every table of REFUSAL_CHECKING.md
+    python -m orbench.statistics.coverage --sections sources   # one table (coverage rounds sources calls)
 
 Populations of 2,000 rows are built from the development pool's parts with held-out scores
-(orbench.simulation). For each case and judged-sample size, every run draws a population and
+(orbench.statistics.simulation). For each case and judged-sample size, every run draws a population and
 a sample, and the table gives the share of runs whose interval holds the truth and the mean
 half-width in points, for:
-- today: orbench.estimators.corrected_interval (keyword verdicts; the keyword rate's own
+- today: orbench.statistics.estimators.corrected_interval (keyword verdicts; the keyword rate's own
   uncertainty added as if the rows were a draw from an infinite population);
 - middle: the same estimand as the new one (the judge's rate over these N rows) and the
   same interval, but strata = the keyword verdict only: what the estimand alone gains;
-- new: post-stratified on the score (orbench.stratified), uniform sample;
-- new, score design: the same, rows drawn with --design score (orbench.design).
+- new: post-stratified on the score (orbench.statistics.stratified), uniform sample;
+- new, score design: the same, rows drawn with --design score (orbench.statistics.design).
 Deterministic: the same arguments print the same tables.
 """
 
@@ -26,13 +26,13 @@ from typing import Sequence
 
 import numpy as np
 
-from orbench.design import SCORE, UNIFORM
-from orbench.planning import calls_for, calls_for_keyword, extension_size, pilot_size
-from orbench.simulation import (
+from orbench.statistics.design import SCORE, UNIFORM
+from orbench.statistics.planning import calls_for, calls_for_keyword, extension_size, pilot_size
+from orbench.statistics.simulation import (
     DEFAULT_CACHE, Case, Cell, Part, cell, design_draw, held_out_parts, new_interval, populations,
     score_strata, today_interval, verdict_interval,
 )
-from orbench.stratified import strata_interval
+from orbench.statistics.stratified import strata_interval
 
 SIZES = (50, 100, 300, 1000)
 CASES = (
@@ -178,7 +178,7 @@ SECTIONS = ("coverage", "rounds", "sources", "calls")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m orbench.coverage", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m orbench.statistics.coverage", description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=2000, help="simulated runs per cell (default 2,000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated: {' '.join(SECTIONS)}")
@@ -188,14 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = sorted(set(wanted) - set(SECTIONS))
     if unknown:
-        print(f"orbench.coverage: error: unknown section(s) {', '.join(unknown)}", file=sys.stderr)
+        print(f"orbench.statistics.coverage: error: unknown section(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
     from orbench.errors import UserError
 
     try:
         parts = held_out_parts(args.pool_dir, args.cache_dir, progress=True)
     except UserError as exc:
-        print(f"orbench.coverage: error: {exc}", file=sys.stderr)
+        print(f"orbench.statistics.coverage: error: {exc}", file=sys.stderr)
         return 2
     tables = {"coverage": coverage_table, "rounds": rounds_table, "sources": sources_table, "calls": calls_table}
     for name in wanted:

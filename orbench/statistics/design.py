@@ -8,13 +8,13 @@ is random, so the same size, seed and input give the same rows on every machine.
   Every row's inclusion probability is pi = size / N.
 - score: Poisson sampling aimed at the detector's doubt. Row i is judged when u_i < pi_i,
   pi_i = min(1, c * (floor + doubt_i)); doubt is highest for scores near 0.5 (it is
-  2 sqrt(s (1 - s)) at the middle of the row's score stratum, orbench.stratified), the floor
+  2 sqrt(s (1 - s)) at the middle of the row's score stratum, orbench.statistics.stratified), the floor
   gives every row a chance, and c is solved so that the pi add up to `size` (the expected
   number of judged rows; the actual number varies a little). A larger size raises c, hence
   every pi, so the rows of a smaller sample stay in (the same u, a higher bar).
 
 pi depends on the row's score stratum only, so inside a stratum the judged rows are a
-uniform sample: the estimator (orbench.stratified) weighs them by 1/pi.
+uniform sample: the estimator (orbench.statistics.stratified) weighs them by 1/pi.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from orbench.tables.sampling import draw, rank
 
 if TYPE_CHECKING:
     import numpy as np
-# numpy and orbench.stratified (numpy) are imported in the functions that compute: stage 5's
+# numpy and orbench.statistics.stratified (numpy) are imported in the functions that compute: stage 5's
 # --help reads DESIGNS and DEFAULT_FLOOR from here and should not pay for numpy.
 
 UNIFORM = "uniform"
@@ -44,7 +44,7 @@ def doubt(scores) -> np.ndarray:
     """2 sqrt(m (1 - m)) at the middle m of each score's stratum: 1 at 0.5, small at 0 and 1."""
     import numpy as np
 
-    from orbench.stratified import stratum_mid, stratum_of
+    from orbench.statistics.stratified import stratum_mid, stratum_of
 
     mid = stratum_mid(stratum_of(scores))
     return 2.0 * np.sqrt(mid * (1.0 - mid))
@@ -118,7 +118,7 @@ def draw_design(identities: Sequence[str], scores: Sequence[float] | None, size:
         raise ValueError("the score design needs one score per candidate row")
     import numpy as np
 
-    from orbench.stratified import STRATA_EDGES
+    from orbench.statistics.stratified import STRATA_EDGES
 
     pis = score_probabilities(np.asarray(scores, dtype=float), size, floor)[0] if n_rows else np.zeros(0)
     chosen = [i for i in range(n_rows) if unit(seed, identities[i]) < pis[i]]

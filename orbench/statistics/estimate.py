@@ -2,9 +2,9 @@
 calls that a half-width of ±1, ±2 or ±3 points would need.
 
 Two estimators, chosen by what the files hold:
-- `score` (orbench.stratified): when every scored stage-4 row has a `refusal_score`. The
+- `score` (orbench.statistics.stratified): when every scored stage-4 row has a `refusal_score`. The
   judged rows are weighed by their inclusion probabilities (1/pi), so either design works.
-- `keyword` (orbench.estimators.corrected_interval, the estimator before scores were used):
+- `keyword` (orbench.statistics.estimators.corrected_interval, the estimator before scores were used):
   for files without a score (family rules, `generic`, older runs). It needs a uniform
   sample; a `score`-design sample is never read as one (the caller refuses it).
 Both estimate the rate the judge would give if it judged every scored row.
@@ -18,10 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-from orbench.design import DEFAULT_FLOOR, UNIFORM
-from orbench.estimators import corrected_interval
-from orbench.planning import TARGETS_PTS, calls_for, calls_for_keyword
-from orbench.stratified import N_STRATA, Strata, strata_interval, stratum_of
+from orbench.statistics.design import DEFAULT_FLOOR, UNIFORM
+from orbench.statistics.estimators import corrected_interval
+from orbench.statistics.planning import TARGETS_PTS, calls_for, calls_for_keyword
+from orbench.statistics.stratified import N_STRATA, Strata, strata_interval, stratum_of
 
 SCORE_ESTIMATOR = "score"
 KEYWORD_ESTIMATOR = "keyword"

@@ -12,7 +12,7 @@ apart), optionally taking a forced share of the refusals from those the detector
 (score below 0.5). The truth is the population's own share of refusals (the judge is taken
 to be right: the corrected rate estimates the judge's rate). Every run draws a new
 population, then the designs draw judged rows from it with one uniform number u per row:
-uniform = the n rows of lowest u; score = u < pi (orbench.design). Growing a sample keeps u,
+uniform = the n rows of lowest u; score = u < pi (orbench.statistics.design). Growing a sample keeps u,
 as stage 5 keeps each row's hash.
 """
 
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from orbench.design import DEFAULT_FLOOR, SCORE, UNIFORM, score_probabilities
-from orbench.estimators import corrected_interval
-from orbench.stratified import Strata, strata_from_rows, strata_interval, stratum_of
+from orbench.statistics.design import DEFAULT_FLOOR, SCORE, UNIFORM, score_probabilities
+from orbench.statistics.estimators import corrected_interval
+from orbench.statistics.stratified import Strata, strata_from_rows, strata_interval, stratum_of
 
 if TYPE_CHECKING:
     from orbench.refusal.loo import LooResult
@@ -150,7 +150,7 @@ def score_strata(scores: np.ndarray, refused: np.ndarray, d: Draw) -> Strata:
 
 
 def new_interval(scores, refused, d: Draw):
-    """The score-powered estimate (orbench.stratified)."""
+    """The score-powered estimate (orbench.statistics.stratified)."""
     return strata_interval(score_strata(scores, refused, d))
 
 
@@ -160,7 +160,7 @@ def verdict_interval(scores, refused, d: Draw):
 
 
 def today_interval(scores, refused, d: Draw):
-    """Today's estimator (orbench.estimators.corrected_interval) on the same judged rows."""
+    """Today's estimator (orbench.statistics.estimators.corrected_interval) on the same judged rows."""
     keyword = scores >= 0.5
     y = refused == 1
     n = d.judged.sum(axis=1)

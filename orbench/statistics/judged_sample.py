@@ -7,8 +7,8 @@ Each judged row's inclusion probability goes in the output column `inclusion_pro
 (and stage 4's `refusal_score` is carried beside it), and the design in `.run.json`
 (`sample_design`), so the report weighs every row by its own recorded probability.
 
-Rounds: the pilot (orbench.planning.pilot_size) is judged first; its own corrected rate
-(orbench.estimate) gives its half-width and the judge calls the target needs; if it is
+Rounds: the pilot (orbench.statistics.planning.pilot_size) is judged first; its own corrected rate
+(orbench.statistics.estimate) gives its half-width and the judge calls the target needs; if it is
 over the target, the sample grows once, with the same seed, to that size (a superset of the
 pilot: nothing is judged twice) and at most MAX. The decision depends only on the pilot's
 verdicts, so a run killed at any point and started again makes the same decision. Rows of
@@ -27,7 +27,7 @@ from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY, COL_CATEGORY, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE,
     COL_RESPONSE, DIRECT_ANSWER, REFUSAL_CLASSES,
 )
-from orbench.design import DEFAULT_FLOOR, SCORE, draw_design
+from orbench.statistics.design import DEFAULT_FLOOR, SCORE, draw_design
 from orbench.errors import UserError
 from orbench.tables.resume import content_hash
 from orbench.engine.jobs import Job
@@ -35,8 +35,8 @@ from orbench.tables.sampling import is_scored
 from orbench.protocol.verdict import refused_in
 
 if TYPE_CHECKING:
-    from orbench.estimate import Estimate
-# orbench.estimate and orbench.planning (numpy) are imported where a sample is sized or
+    from orbench.statistics.estimate import Estimate
+# orbench.statistics.estimate and orbench.statistics.planning (numpy) are imported where a sample is sized or
 # estimated: stage 5's --help imports this module and should not pay for numpy.
 
 KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)  # stage 5's row identity (its KEY_COLUMNS)
@@ -97,7 +97,7 @@ class Sampler:
 
     def estimate(self, rows: Sequence[dict[str, str]], plan: SamplePlan, target_pts: float) -> Estimate:
         """The corrected rate from the output rows that belong to `plan` and have a verdict."""
-        from orbench.estimate import estimate
+        from orbench.statistics.estimate import estimate
 
         keyword = [bool(refused_in(j.row.get(COL_IS_REJECTED, ""))) for j in self.cands]
         judged = [r for r in members(rows, plan) if str(r.get(COL_ANSWER_CATEGORY, "")) in REFUSAL_CLASSES | {DIRECT_ANSWER}]
@@ -155,7 +155,7 @@ def in_rounds(sampler: Sampler, maximum: int, target_pts: float,
     output, and returns (the output's rows, whether every row was done). Returns the final
     plan and the `rounds` record for .run.json.
     """
-    from orbench.planning import extension_size, pilot_size
+    from orbench.statistics.planning import extension_size, pilot_size
 
     target = target_pts / 100.0
     first = sampler.plan(pilot_size(maximum))

@@ -29,7 +29,7 @@ in full is known exactly.
 Strata with fewer than MIN_JUDGED judged rows are merged with their neighbours (in score
 order) first; merging looks only at how many rows were judged, never at their verdicts.
 Why this interval and these settings (and not a cross-fitted PPI++ or per-stratum MOVER),
-by simulation: REFUSAL_CHECKING.md, benchmarks/estimator_candidates.py, orbench.coverage.
+by simulation: REFUSAL_CHECKING.md, benchmarks/estimator_candidates.py, orbench.statistics.coverage.
 
 Every function takes numpy arrays with a leading axis of runs (the coverage simulations
 compute thousands of intervals at once); the report calls them with one run.
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from orbench.stats import Z_95
+from orbench.statistics.stats import Z_95
 
 STRATA_EDGES = (0.0, 0.03, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.97, 1.0)
 N_STRATA = len(STRATA_EDGES) - 1
