@@ -20,6 +20,11 @@ from typing import Optional, Sequence
 
 # old path -> new path
 MOVED: dict[str, str] = {
+    "orbench.cli": "orbench.run.cli",
+    "orbench.runner": "orbench.run.runner",
+    "orbench.rounds": "orbench.run.rounds",
+    "orbench.spec": "orbench.run.spec",
+    "orbench.runplan": "orbench.run.runplan",
     "orbench.agreement": "orbench.statistics.agreement",
     "orbench.coverage": "orbench.statistics.coverage",
     "orbench.design": "orbench.statistics.design",

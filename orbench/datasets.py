@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .cli import make_parser, positive_int, run_cli
+from .run.cli import make_parser, positive_int, run_cli
 from .protocol.constants import COL_ANSWER_CATEGORY, COL_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, COL_PROMPT, REFUSAL_CLASSES
 from .errors import UserError
 from .tables.resume import write_atomic

@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .cli import Parser, add_endpoint_options, env_limit, non_negative_int, positive_int, run_cli
+from .run.cli import Parser, add_endpoint_options, env_limit, non_negative_int, positive_int, run_cli
 from .tables.naming import safe_name
 
 SETS = ("or-bench-hard-1k", "or-bench-toxic")
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "orbench eval") -> int:
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
     from .eval_plan import EvalSettings, eval_plan
-    from .runplan import format_plan
+    from .run.runplan import format_plan
 
     judged = args.judge.strip().lower() != NO_JUDGE
     roles = [preflight.Role("target", args.model, args.base_url, args.api_key_env)]

@@ -1,6 +1,6 @@
 """The plan of `orbench eval`: the requests stage 4 sends on each published set, those stage 5
 sends (every row, or a judged sample), and the judge's audit, with the reply caps and the
-token bounds of orbench.runplan. Computed from the bundled sets, before any call."""
+token bounds of orbench.run.runplan. Computed from the bundled sets, before any call."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .protocol.constants import COL_PROMPT
-from .runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
+from .run.runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
 
 PUBLISHED = ("or-bench-hard-1k", "or-bench-toxic")
 

@@ -6,7 +6,7 @@ Settings that cannot finish stop here with one line and exit code 2: HARD_K abov
 of targets (the hard set needs that many refusals of one prompt), a model that does not
 resolve or whose key is missing, an endpoint that does not answer (orbench.engine.preflight).
 Then the plan: per step and model, the requests at most, max_tokens, and token bounds
-(orbench.runplan). Rows not known yet (the sets are built from the replies) are bounded from
+(orbench.run.runplan). Rows not known yet (the sets are built from the replies) are bounded from
 the settings: every seed found, every rewrite kept, every prompt in every set.
 """
 
@@ -17,9 +17,9 @@ import math
 import sys
 from typing import Sequence
 
-from .cli import Parser, env_limit, non_negative_int, positive_int, run_cli
+from .run.cli import Parser, env_limit, non_negative_int, positive_int, run_cli
 from .errors import UserError
-from .runplan import MAX_BYTES_PER_TOKEN, MESSAGE_MARGIN, PlanLine, endpoint_text, message_tokens
+from .run.runplan import MAX_BYTES_PER_TOKEN, MESSAGE_MARGIN, PlanLine, endpoint_text, message_tokens
 
 TARGETS = 2  # the model, and the model with the safety system prompt
 PUBLISHED_SETS = 2  # OR-Bench-Hard-1K and -Toxic, REAL_SAMPLE prompts of each
@@ -89,7 +89,7 @@ def _line(step: str, endpoints: list, requests: int, max_tokens: int, tokens_in:
 
 def _run(a: argparse.Namespace) -> int:
     from .engine import preflight
-    from .runplan import format_plan
+    from .run.runplan import format_plan
 
     if a.hard_k > TARGETS:
         raise UserError(f"HARD_K={a.hard_k} cannot finish: the hard set needs {a.hard_k} refusals of a prompt and the "

@@ -13,7 +13,7 @@ import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
 from orbench import report as rp
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
 from orbench.inspect_eval import tasks as tasks_module

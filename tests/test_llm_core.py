@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.engine.cache import ResponseCache
 from orbench.errors import FatalEndpointError
 from orbench.engine.llm import CallFailed, LLMClient

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.engine.llm import LLMClient
 from orbench.engine.registry import DEFAULT_OPENAI_BASE_URL, load_registry, resolve

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.engine.registry import Endpoint
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from orbench.statistics import planning
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.statistics.design import score_probabilities
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status

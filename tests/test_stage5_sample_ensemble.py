@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
 from tests.responders import ENSEMBLE_IDS, audit_labels, judge_reply, judged_pair, knowing_audit_reply, passes_audit, stage_of

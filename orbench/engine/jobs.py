@@ -1,7 +1,7 @@
 """The worker pool: run a stage's jobs concurrently, write each result the moment it arrives,
 report progress.
 
-The runner (orbench.runner) supplies a list of ``Job``s and an async
+The runner (orbench.run.runner) supplies a list of ``Job``s and an async
 ``handler(job) -> Outcome | Failed``. The pool:
 - skips jobs whose keys are already in the output (resume);
 - runs the rest with a bounded pool of workers;

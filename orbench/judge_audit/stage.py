@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any, Awaitable, Callable, Sequence
 
-from orbench.cli import EXIT_ROWS_FAILED, non_negative_int
+from orbench.run.cli import EXIT_ROWS_FAILED, non_negative_int
 from orbench.protocol.constants import DIRECT_ANSWER, REFUSAL_CLASSES, UNSCORED
 from orbench.judge_audit import auditset
 from orbench.judge_audit.scoring import INCOMPLETE, INTERVALS, THRESHOLDS, AuditCounts, describe, score, settled

@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..statistics.agreement import pairwise
-from ..cli import positive_float, positive_int
+from ..run.cli import positive_float, positive_int
 from ..protocol.constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
     COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, UNSCORED,
@@ -95,8 +95,8 @@ from ..protocol.parsing import judge_verdict
 from ..protocol.prompts import judge_grammar, judge_messages
 from ..tables.resume import write_atomic
 from ..tables.runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
-from ..runner import run_stage
-from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
+from ..run.runner import run_stage
+from ..run.spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
 from ..protocol.summary import rejection_summary
 from ..tables.table_io import output_stem
 from ..protocol.voting import VOTES

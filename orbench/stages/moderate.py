@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import add_split_flag, str2bool
+from ..run.cli import add_split_flag, str2bool
 from ..protocol.constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_TOXIC, COL_MODERATION_RESULT, COL_PROMPT, COL_RESPONSE, NONE_OF_THE_ABOVE, UNPARSED,
 )
@@ -41,8 +41,8 @@ from ..tables.naming import safe_name, sibling
 from ..protocol.parsing import moderation_choice
 from ..protocol.prompts import moderator_grammar, moderator_messages
 from ..tables.resume import write_atomic
-from ..runner import run_stage
-from ..spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
+from ..run.runner import run_stage
+from ..run.spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
 from ..tables.table_io import output_stem
 from ..protocol.voting import VOTES, vote
 

@@ -12,16 +12,16 @@ import sys
 import time
 from typing import Any
 
-from .engine.backends import Backend, Online
-from .errors import FatalEndpointError
-from .engine.llm import CallFailed, ChatRequest
-from .tables.resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
-from .engine.retry import EndpointError
-from .tables.runinfo import stage_record, write_runinfo
+from ..engine.backends import Backend, Online
+from ..errors import FatalEndpointError
+from ..engine.llm import CallFailed, ChatRequest
+from ..tables.resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
+from ..engine.retry import EndpointError
+from ..tables.runinfo import stage_record, write_runinfo
 from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec
 from .cli import rows_exit_code
-from .errors import warn
+from ..errors import warn
 
 
 def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:

@@ -1,6 +1,6 @@
 """What a stage is, declared: its options, input, output, requests and how replies become rows.
 
-A stage subclasses ``StageSpec`` and fills in the parts that differ; ``orbench.runner``
+A stage subclasses ``StageSpec`` and fills in the parts that differ; ``orbench.run.runner``
 does everything around them (arguments, reading the input, the clients and the cache,
 resume, progress, failed rows, the run record, batch mode, exit codes). A spec holds no
 loop, no file I/O of results and no retry: the same spec runs online, plans batch files,
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, Sequence
 
-from .tables.inputs import PreparedRows, jobs_from_rows, key_function
-from .engine.jobs import Failed, Job, Outcome, RunCounts
-from .engine.llm import CallFailed, ChatRequest, LLMClient, LLMResult
-from .tables.runinfo import RunRecord
+from ..tables.inputs import PreparedRows, jobs_from_rows, key_function
+from ..engine.jobs import Failed, Job, Outcome, RunCounts
+from ..engine.llm import CallFailed, ChatRequest, LLMClient, LLMResult
+from ..tables.runinfo import RunRecord
 
 Reply = LLMResult | CallFailed
 Ask = Callable[[Sequence[ChatRequest]], Awaitable[list[Reply]]]
@@ -194,7 +194,7 @@ class StageSpec:
                            sample, grammar)
 
 
-# The runner's row pass, as a spec's run() sees it (orbench.runner.run_rows, its spec and batch
+# The runner's row pass, as a spec's run() sees it (orbench.run.runner.run_rows, its spec and batch
 # options bound): (jobs, extra run-record fields, transform, last round) -> result or message.
 RunRows = Callable[..., "StageResult | str"]
 

@@ -16,16 +16,16 @@ import textwrap
 import time
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from .engine.backends import Backend, Online, answer_all
-from .batch import BatchOptions, add_batch_options, batch_options, run_batch_phase
-from .batch.plan import collect
+from ..engine.backends import Backend, Online, answer_all
+from ..batch import BatchOptions, add_batch_options, batch_options, run_batch_phase
+from ..batch.plan import collect
 from .cli import add_run_options, make_client, make_parser, open_cache, rows_exit_code, run_cli
-from .errors import UserError, warn
-from .tables.inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
-from .engine.jobs import Failed, Job, Outcome, RunCounts, run_jobs
-from .engine.llm import ChatRequest, LLMClient
-from .tables.resume import StageOutput
-from .tables.runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
+from ..errors import UserError, warn
+from ..tables.inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
+from ..engine.jobs import Failed, Job, Outcome, RunCounts, run_jobs
+from ..engine.llm import ChatRequest, LLMClient
+from ..tables.resume import StageOutput
+from ..tables.runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
 from .rounds import run_rounds
 from .runplan import lines_for_requests, one_line, stage_label
 from .spec import Ask, GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform

@@ -10,10 +10,10 @@ import threading
 import sys
 from typing import Callable, Sequence
 
-from .errors import EarlyExit, UserError, run_command
-from .engine.llm import LLMClient
-from .engine.cache import ResponseCache, default_cache_path
-from .engine.registry import Endpoint, resolve
+from ..errors import EarlyExit, UserError, run_command
+from ..engine.llm import LLMClient
+from ..engine.cache import ResponseCache, default_cache_path
+from ..engine.registry import Endpoint, resolve
 
 # Exit codes a shell script can act on: 0 every row done; 2 the user's mistake or a fatal
 # endpoint error (UserError); 3 the run finished but some rows failed (they are in the failed
