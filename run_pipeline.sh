@@ -130,7 +130,7 @@ done
 [ "$CATEGORIES" = "all" ] && CATEGORIES="hate self-harm sexual violence harassment harmful illegal unethical privacy deception"
 # Settings that cannot finish stop here, before anything is spent; then the plan.
 n_categories=0; for _ in $CATEGORIES; do n_categories=$((n_categories + 1)); done
-"$PY" -m orbench.pipeline_preflight --generator_model "$GENERATOR_MODEL" --rewriter_model "$REWRITER_MODEL" \
+"$PY" -m orbench.commands.pipeline_preflight --generator_model "$GENERATOR_MODEL" --rewriter_model "$REWRITER_MODEL" \
   --moderator_models "$MODERATOR_MODELS" --target_model "$TARGET_MODEL" --judge_model "$JUDGE_MODEL" \
   --categories "$n_categories" --seeds_per_category "$SEEDS_PER_CATEGORY" --hard_k "$HARD_K" \
   --prompts_per_set "$PROMPTS_PER_SET" --judge_sample "$JUDGE_SAMPLE" --audit "$AUDIT" --real_sample "$REAL_SAMPLE" \

@@ -20,6 +20,11 @@ from typing import Optional, Sequence
 
 # old path -> new path
 MOVED: dict[str, str] = {
+    "orbench.datasets": "orbench.stages.datasets",
+    "orbench.console": "orbench.commands.console",
+    "orbench.eval_command": "orbench.commands.eval_command",
+    "orbench.eval_plan": "orbench.commands.eval_plan",
+    "orbench.pipeline_preflight": "orbench.commands.pipeline_preflight",
     "orbench.cli": "orbench.run.cli",
     "orbench.runner": "orbench.run.runner",
     "orbench.rounds": "orbench.run.rounds",

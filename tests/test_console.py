@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench import console
+from orbench.commands import console
 from orbench.run.runner import build_parser
 from orbench.stages.alignment import Alignment
 from orbench.stages.check_response import CheckResponse

@@ -36,7 +36,8 @@ LAYERS = {
     "orbench.run": 6,
     "orbench.judge_audit": 7, "orbench.inspect_eval": 7,
     "orbench.stages": 8, "orbench.report": 8,
-    "orbench.commands": 9, "orbench.__main__": 9, "orbench.evaluate_refusal": 9,
+    "orbench.commands": 9,
+    "orbench.__main__": 10, "orbench.evaluate_refusal": 10,  # python -m orbench[.evaluate_refusal]
 }
 ROOT_BASE = ("orbench", "orbench.errors", "orbench.lazy", "orbench._moved")  # one folder: the root's base
 

@@ -114,7 +114,7 @@ def test_the_verdict_is_immutable():
 def test_the_hard_set_counts_only_refusals(tmp_path):
     """datasets.rejected_prompts reads a stage-4 file through the same reader: empty, filtered,
     failed-looking and unknown cells are not refusals."""
-    from orbench.datasets import rejected_prompts
+    from orbench.stages.datasets import rejected_prompts
 
     path = tmp_path / "m_merged_x.csv"
     path.write_text("prompt,is_rejected,refusal_score,response,category\n"

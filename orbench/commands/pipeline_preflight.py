@@ -1,6 +1,6 @@
 """run_pipeline.sh's checks and plan, before its first model call.
 
-    python -m orbench.pipeline_preflight --generator_model G ... (run_pipeline.sh passes its settings)
+    python -m orbench.commands.pipeline_preflight --generator_model G ... (run_pipeline.sh passes its settings)
 
 Settings that cannot finish stop here with one line and exit code 2: HARD_K above the number
 of targets (the hard set needs that many refusals of one prompt), a model that does not
@@ -17,9 +17,9 @@ import math
 import sys
 from typing import Sequence
 
-from .run.cli import Parser, env_limit, non_negative_int, positive_int, run_cli
-from .errors import UserError
-from .run.runplan import MAX_BYTES_PER_TOKEN, MESSAGE_MARGIN, PlanLine, endpoint_text, message_tokens
+from ..run.cli import Parser, env_limit, non_negative_int, positive_int, run_cli
+from ..errors import UserError
+from ..run.runplan import MAX_BYTES_PER_TOKEN, MESSAGE_MARGIN, PlanLine, endpoint_text, message_tokens
 
 TARGETS = 2  # the model, and the model with the safety system prompt
 PUBLISHED_SETS = 2  # OR-Bench-Hard-1K and -Toxic, REAL_SAMPLE prompts of each
@@ -48,7 +48,7 @@ def capped(n: int, limit: int | None) -> int:
 
 def plan(a: argparse.Namespace, ep: dict[str, list], limit: int | None) -> list[PlanLine]:
     """Upper bounds per step, from the settings (ORBENCH_LIMIT caps each stage's input rows)."""
-    from .protocol.prompts import BATCH_SIZE, generator_messages, judge_messages, moderator_messages, rewriter_messages
+    from ..protocol.prompts import BATCH_SIZE, generator_messages, judge_messages, moderator_messages, rewriter_messages
 
     seeds = capped(a.seeds_per_category, limit)  # per category (stage 1 stops at --limit prompts)
     seed_text = a.seed_max_tokens * MAX_BYTES_PER_TOKEN  # a seed is part of a reply of at most that many tokens
@@ -88,8 +88,8 @@ def _line(step: str, endpoints: list, requests: int, max_tokens: int, tokens_in:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from .engine import preflight
-    from .run.runplan import format_plan
+    from ..engine import preflight
+    from ..run.runplan import format_plan
 
     if a.hard_k > TARGETS:
         raise UserError(f"HARD_K={a.hard_k} cannot finish: the hard set needs {a.hard_k} refusals of a prompt and the "

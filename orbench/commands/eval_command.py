@@ -38,8 +38,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .run.cli import Parser, add_endpoint_options, env_limit, non_negative_int, positive_int, run_cli
-from .tables.naming import safe_name
+from ..run.cli import Parser, add_endpoint_options, env_limit, non_negative_int, positive_int, run_cli
+from ..tables.naming import safe_name
 
 SETS = ("or-bench-hard-1k", "or-bench-toxic")
 NO_JUDGE = "none"
@@ -85,9 +85,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "orbench eval") -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .engine import preflight
+    from ..engine import preflight
     from .eval_plan import EvalSettings, eval_plan
-    from .run.runplan import format_plan
+    from ..run.runplan import format_plan
 
     judged = args.judge.strip().lower() != NO_JUDGE
     roles = [preflight.Role("target", args.model, args.base_url, args.api_key_env)]
@@ -126,7 +126,7 @@ class Run:
         return self.results / f"{safe_name(self.name)}_merged_{short}.csv"
 
     def stage4(self) -> int:
-        from .stages.alignment import main as stage4
+        from ..stages.alignment import main as stage4
 
         a = self.args
         for short in SETS:
@@ -142,7 +142,7 @@ class Run:
         return 0
 
     def stage5(self) -> int:
-        from .stages.check_response import main as stage5
+        from ..stages.check_response import main as stage5
 
         a = self.args
         for short in SETS:
@@ -160,7 +160,7 @@ class Run:
 
     def step(self, main, argv: list[str], stage: str, who: str, kind: str, output: Path) -> int:
         """One stage run; a non-zero code or an output with nothing usable stops the run."""
-        from .tables.usable import EXIT_NOTHING_USABLE, why_unusable
+        from ..tables.usable import EXIT_NOTHING_USABLE, why_unusable
 
         print(f"\n=== {stage}: {who}", flush=True)
         code = main(argv, prog=f"orbench eval ({stage})")
@@ -176,7 +176,7 @@ class Run:
         return 0
 
     def report(self) -> int:
-        from .report.cli import main as report
+        from ..report.cli import main as report
 
         print("\n=== report: beside the paper's 32 models", flush=True)
         inputs = [str(self.results)] + ([str(self.judged_dir)] if self.judged else [])

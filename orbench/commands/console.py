@@ -16,9 +16,9 @@ from typing import Sequence
 
 # name -> (module, function, the script it wraps, what it does). Listed in `orbench --help`.
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
-    "eval": ("orbench.eval_command", "main", "",
+    "eval": ("orbench.commands.eval_command", "main", "",
              "measure a model: stage 4 on OR-Bench-Hard-1K and -Toxic, an audited judge, the report"),
-    "pipeline": ("orbench.console", "pipeline", "run_pipeline.sh",
+    "pipeline": ("orbench.commands.console", "pipeline", "run_pipeline.sh",
                  "build the sets and measure two targets, end to end"),
     "generate": ("orbench.stages.generate", "main", "toxic_prompt_generator/generate_toxic_promt_from_category.py",
                  "stage 1: toxic seed prompts for one category"),
@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
               "stage 4: send prompts to a target model, flag refusals"),
     "judge": ("orbench.stages.check_response", "main", "response_checker/check_response.py",
               "stage 5: an LLM judge labels each response, audited on human labels"),
-    "sets": ("orbench.datasets", "main", "build_datasets.py", "build the safe, toxic and hard sets"),
+    "sets": ("orbench.stages.datasets", "main", "build_datasets.py", "build the safe, toxic and hard sets"),
     "report": ("orbench.report.cli", "main", "python -m orbench.report",
                "tables, the trade-off figure and report.html from result files"),
     "evaluate-refusal": ("orbench.refusal.command", "main", "python -m orbench.evaluate_refusal",
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(usage())
         return 0 if args else 2
     if args[0] == "--version":
-        from . import __version__
+        from .. import __version__
 
         print(f"orbench {__version__}")
         return 0
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def pipeline_script() -> Path:
-    return Path(__file__).resolve().parents[1] / "run_pipeline.sh"
+    return Path(__file__).resolve().parents[2] / "run_pipeline.sh"
 
 
 def pipeline(argv: Sequence[str], prog: str = "run_pipeline.sh") -> int:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .protocol.constants import COL_PROMPT
-from .run.runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
+from ..protocol.constants import COL_PROMPT
+from ..run.runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
 
 PUBLISHED = ("or-bench-hard-1k", "or-bench-toxic")
 
@@ -28,14 +28,14 @@ class EvalSettings:
 
 def set_prompts(short: str, limit: int | None, seed: int) -> list[str]:
     """The prompts stage 4 will send from a published set (the same sample as --limit)."""
-    from .tables.inputs import load_rows
+    from ..tables.inputs import load_rows
 
     return [r[COL_PROMPT] for r in load_rows(short, [COL_PROMPT], COL_PROMPT, limit, seed=seed).rows]
 
 
 def eval_plan(target, judges: Sequence, s: EvalSettings, sets: Sequence[str] = PUBLISHED) -> list[PlanLine]:
     """Plan lines: stage 4 per set, then stage 5 per set and judge, then each judge's audit."""
-    from .protocol.prompts import judge_messages
+    from ..protocol.prompts import judge_messages
 
     system = [{"role": "system", "content": s.system_prompt}] if s.system_prompt else []
     judge_template = message_tokens(judge_messages("", ""))
@@ -57,7 +57,7 @@ def eval_plan(target, judges: Sequence, s: EvalSettings, sets: Sequence[str] = P
                                         "every row" if judged == len(prompts) else "a judged sample"))
     audit_lines = []
     if s.audit:
-        from .judge_audit import auditset
+        from ..judge_audit import auditset
 
         audit_in = sum(message_tokens(judge_messages(i.prompt, i.response)) for i in auditset.subset(s.audit))
         audit_lines = [PlanLine("stage 5 audit", j.name, endpoint_text(j), s.audit, s.judge_max_tokens, audit_in,

@@ -25,13 +25,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .run.cli import make_parser, positive_int, run_cli
-from .protocol.constants import COL_ANSWER_CATEGORY, COL_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, COL_PROMPT, REFUSAL_CLASSES
-from .errors import UserError
-from .tables.resume import write_atomic
-from .tables.runinfo import write_runinfo
-from .tables.table_io import read_table
-from .protocol.verdict import refused_in
+from ..run.cli import make_parser, positive_int, run_cli
+from ..protocol.constants import COL_ANSWER_CATEGORY, COL_CATEGORY, COL_IS_REJECTED, COL_IS_TOXIC, COL_PROMPT, REFUSAL_CLASSES
+from ..errors import UserError
+from ..tables.resume import write_atomic
+from ..tables.runinfo import write_runinfo
+from ..tables.table_io import read_table
+from ..protocol.verdict import refused_in
 
 if TYPE_CHECKING:
     import pandas as pd  # imported in _moderated(): --help should not pay for pandas
