@@ -1,4 +1,4 @@
-"""Refusal detection for stage 4: decide whether a model response refuses.
+"""Refusal detection for stage 4: decide whether a model response refuses. May import tables, engine, protocol and the root.
 
 Three kinds of checker live in this package.
 

@@ -1,4 +1,4 @@
-"""Build the results report from stage-4 and stage-5 CSV files.
+"""Build the results report from stage-4 and stage-5 CSV files. May import judge_audit, inspect_eval, statistics and everything below them.
 
     python -m orbench.report INPUTS... --output_dir DIR [--compare_paper] [--x hard|safe]
 
