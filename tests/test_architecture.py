@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md's worked example (a new stage in one spec file) runs as written: online,
+"""docs/architecture.md's worked example (a new stage in one spec file) runs as written: online,
 resumed, and in batch mode, with the runner's options, failed file and run record; and every
 module the page names exists."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)
 
-PAGE = Path(__file__).resolve().parents[1] / "ARCHITECTURE.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 def _example() -> types.ModuleType:
     code = re.search(r"```python\n(# orbench/stages/translate.py\n.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
-    assert code, "the worked example is missing from ARCHITECTURE.md"
+    assert code, "the worked example is missing from docs/architecture.md"
     module = types.ModuleType("translate_example")
     exec(compile(code.group(1), str(PAGE), "exec"), module.__dict__)
     return module
@@ -54,7 +54,7 @@ def test_the_worked_example_runs_in_batch_mode(harness):
 
 
 def test_every_module_the_page_names_exists():
-    root = PAGE.parent
+    root = PAGE.parents[1]  # the repository
     text = PAGE.read_text(encoding="utf-8")
     named = set(re.findall(r"orbench/[\w/]+(?:\.py|/)", text)) | set(re.findall(r"(?<![\w/.])([a-z_]+(?:/[a-z_]+)*\.py)\b", text))
     named -= {"orbench/stages/translate.py", "translate.py"}  # the example's own, hypothetical files
@@ -63,3 +63,17 @@ def test_every_module_the_page_names_exists():
     missing = [n for n in sorted(named) if not (root / n).exists() and not (root / "orbench" / n).exists()
                and not any(f.endswith("/" + n) for f in files)]
     assert not missing, missing
+
+
+def test_the_tree_names_every_folder_and_the_layers_are_the_tests():
+    from tests.test_layout import LAYERS
+
+    text = PAGE.read_text(encoding="utf-8")
+    tree = re.search(r"## The tree\n.*?```\n(.*?)```", text, re.S).group(1)
+    package = PAGE.parents[1] / "orbench"
+    folders = sorted(p.name for p in package.iterdir() if p.is_dir() and not p.name.startswith("__"))
+    assert [f for f in folders if f"  {f}/" not in tree] == []
+    table = re.findall(r"^\| (\d+) \| (.*?) \|", text, re.M)
+    placed = {f: int(n) for n, cell in table for f in re.findall(r"`(\w+)/`", cell)}
+    subpackages = {k.split(".")[1]: v for k, v in LAYERS.items() if k.count(".") == 1 and (package / k.split(".")[1]).is_dir()}
+    assert placed == subpackages
