@@ -1,0 +1,104 @@
+"""MkDocs hook: the command-line reference, written from the commands' own --help at build time.
+
+The page docs/reference/cli.md holds a marker; this hook replaces it with the `--help` text of
+`orbench` and of every subcommand listed in orbench/console.py (COMMANDS), each printed by
+running the command, so the page cannot drift from the parsers. Where a subcommand wraps an
+original script (the five stages, build_datasets.py, run_pipeline.sh), the script is run too and
+its help must match the subcommand's except for the program's name: if it does not, the build
+fails. Registered under `hooks:` in mkdocs.yml.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+PAGE = "reference/cli.md"
+MARK = "<!-- cli-reference: generated from each command's --help (docs/hooks/cli_reference.py) -->"
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS = "100"  # argparse wraps at the terminal's width: fix it, so every build writes the same page
+
+
+def _run(argv: list[str]) -> str:
+    env = {**os.environ, "COLUMNS": COLUMNS, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    return proc.stdout.rstrip()
+
+
+def _orbench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "orbench", *args]
+
+
+def _script_argv(script: str) -> list[str] | None:
+    """How to run the original script a subcommand wraps, or None when it is not a file here."""
+    path = ROOT / script
+    if not script or not path.is_file():
+        return None
+    if path.suffix == ".sh":
+        return ["bash", str(path), "--help"]
+    return [sys.executable, str(path), "--help"]
+
+
+def _same_but_name(ours: str, theirs: str, names: tuple[str, ...]) -> bool:
+    def norm(text: str) -> str:
+        for name in names:
+            text = text.replace(name, "PROG")
+        return " ".join(text.split())
+    return norm(ours) == norm(theirs)
+
+
+def _commands() -> dict[str, tuple[str, str, str, str]]:
+    sys.path.insert(0, str(ROOT))
+    try:
+        from orbench.console import COMMANDS  # the standard library only: no side effects
+    finally:
+        sys.path.remove(str(ROOT))
+    return COMMANDS
+
+
+def _fence(text: str) -> str:
+    return "```text\n" + text.replace("```", "` ` `") + "\n```"
+
+
+def _section(name: str, what: str, script: str, ours: str, theirs: str | None) -> str:
+    lines = [f"## `orbench {name}`", "", what[0].upper() + what[1:] + "."]
+    if theirs is not None:
+        prog = Path(script).name
+        if not _same_but_name(ours, theirs, (f"orbench {name}", prog, script)):
+            raise RuntimeError(f"`{script} --help` and `orbench {name} --help` differ beyond the program's name")
+        lines += ["", f"The original script `{script}` takes the same options: its `--help` prints this text "
+                      f"under its own name (checked when this page is built)."]
+    elif script:
+        lines += ["", f"Also run as `{script}`."]
+    return "\n".join(lines + ["", _fence(ours)])
+
+
+def reference() -> str:
+    commands = _commands()
+    jobs: dict[str, list[str]] = {"": _orbench("--help")}
+    for name, (_, _, script, _) in commands.items():
+        jobs[name] = _orbench(name, "--help")
+        argv = _script_argv(script)
+        if argv:
+            jobs[f"script:{name}"] = argv
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        out = dict(zip(jobs, pool.map(_run, jobs.values())))
+    parts = ["## `orbench`", "", _fence(out[""])]
+    for name, (_, _, script, what) in commands.items():
+        parts.append(_section(name, what, script, out[name], out.get(f"script:{name}")))
+    return "\n\n".join(parts)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    if page.file.src_uri != PAGE:
+        return markdown
+    if MARK not in markdown:
+        raise RuntimeError(f"{PAGE} lost its marker {MARK!r}")
+    return markdown.replace(MARK, reference())
+
+
