@@ -19,7 +19,7 @@ from pathlib import Path
 PAGE = "reference/cli.md"
 MARK = "<!-- cli-reference: generated from each command's --help (docs/hooks/cli_reference.py) -->"
 ROOT = Path(__file__).resolve().parents[2]
-COLUMNS = "100"  # argparse wraps at the terminal's width: fix it, so every build writes the same page
+COLUMNS = "80"  # argparse wraps at the terminal's width: fix it, so every build writes the same page
 
 
 def _run(argv: list[str]) -> str:
@@ -88,7 +88,9 @@ def reference() -> str:
             jobs[f"script:{name}"] = argv
     with ThreadPoolExecutor(max_workers=4) as pool:
         out = dict(zip(jobs, pool.map(_run, jobs.values())))
-    parts = ["## `orbench`", "", _fence(out[""])]
+    index = ["| command | what it does |", "| --- | --- |", "| [`orbench`](#orbench) | the list of commands |"]
+    index += [f"| [`orbench {name}`](#orbench-{name}) | {what} |" for name, (_, _, _, what) in commands.items()]
+    parts = ["\n".join(index), "## `orbench`", "", _fence(out[""])]
     for name, (_, _, script, what) in commands.items():
         parts.append(_section(name, what, script, out[name], out.get(f"script:{name}")))
     return "\n\n".join(parts)
