@@ -1,8 +1,8 @@
 """MkDocs hook: the command-line reference, written from the commands' own --help at build time.
 
 The page docs/reference/cli.md holds a marker; this hook replaces it with the `--help` text of
-`orbench` and of every subcommand listed in orbench/console.py (COMMANDS), each printed by
-running the command, so the page cannot drift from the parsers. Where a subcommand wraps an
+`orbench` and of every subcommand that `orbench --help` lists, each printed by running the
+command, so the page cannot drift from the parsers. Where a subcommand wraps an
 original script (the five stages, build_datasets.py, run_pipeline.sh), the script is run too and
 its help must match the subcommand's except for the program's name: if it does not, the build
 fails. Registered under `hooks:` in mkdocs.yml.
@@ -11,6 +11,7 @@ fails. Registered under `hooks:` in mkdocs.yml.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,8 @@ def _orbench(*args: str) -> list[str]:
 
 def _script_argv(script: str) -> list[str] | None:
     """How to run the original script a subcommand wraps, or None when it is not a file here."""
+    if script.startswith("python -m "):
+        return [sys.executable, "-m", script.split()[-1], "--help"]
     path = ROOT / script
     if not script or not path.is_file():
         return None
@@ -52,13 +55,18 @@ def _same_but_name(ours: str, theirs: str, names: tuple[str, ...]) -> bool:
     return norm(ours) == norm(theirs)
 
 
-def _commands() -> dict[str, tuple[str, str, str, str]]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from orbench.console import COMMANDS  # the standard library only: no side effects
-    finally:
-        sys.path.remove(str(ROOT))
-    return COMMANDS
+def _commands(top_help: str) -> dict[str, tuple[str, str]]:
+    """name -> (what it does, the script it wraps or ''), read from `orbench --help`'s list, so the
+    page follows the commands the tool itself offers, wherever their modules live."""
+    block = top_help.split("commands:\n", 1)[1].split("\n\n", 1)[0]
+    found = {}
+    for line in block.splitlines():
+        m = re.match(r"^  (\S+)\s{2,}(.*?)(?: \[([^\]]+)\])?$", line)
+        if m:
+            found[m.group(1)] = (m.group(2), m.group(3) or "")
+    if not found:
+        raise RuntimeError("`orbench --help` listed no command")
+    return found
 
 
 def _fence(text: str) -> str:
@@ -69,19 +77,19 @@ def _section(name: str, what: str, script: str, ours: str, theirs: str | None) -
     lines = [f"## `orbench {name}`", "", what[0].upper() + what[1:] + "."]
     if theirs is not None:
         prog = Path(script).name
-        if not _same_but_name(ours, theirs, (f"orbench {name}", prog, script)):
+        if not _same_but_name(ours, theirs, (f"orbench {name}", script, prog)):
             raise RuntimeError(f"`{script} --help` and `orbench {name} --help` differ beyond the program's name")
-        lines += ["", f"The original script `{script}` takes the same options: its `--help` prints this text "
-                      f"under its own name (checked when this page is built)."]
-    elif script:
-        lines += ["", f"Also run as `{script}`."]
+        how = (f"`{script}` is the same command" if script.startswith("python -m ")
+               else f"The original script `{script}` takes the same options")
+        lines += ["", f"{how}: its `--help` prints this text under its own name (checked when this page is built)."]
     return "\n".join(lines + ["", _fence(ours)])
 
 
 def reference() -> str:
-    commands = _commands()
-    jobs: dict[str, list[str]] = {"": _orbench("--help")}
-    for name, (_, _, script, _) in commands.items():
+    top = _run(_orbench("--help"))
+    commands = _commands(top)
+    jobs: dict[str, list[str]] = {}
+    for name, (_, script) in commands.items():
         jobs[name] = _orbench(name, "--help")
         argv = _script_argv(script)
         if argv:
@@ -89,9 +97,9 @@ def reference() -> str:
     with ThreadPoolExecutor(max_workers=4) as pool:
         out = dict(zip(jobs, pool.map(_run, jobs.values())))
     index = ["| command | what it does |", "| --- | --- |", "| [`orbench`](#orbench) | the list of commands |"]
-    index += [f"| [`orbench {name}`](#orbench-{name}) | {what} |" for name, (_, _, _, what) in commands.items()]
-    parts = ["\n".join(index), "## `orbench`", "", _fence(out[""])]
-    for name, (_, _, script, what) in commands.items():
+    index += [f"| [`orbench {name}`](#orbench-{name}) | {what} |" for name, (what, _) in commands.items()]
+    parts = ["\n".join(index), "## `orbench`", "", _fence(top)]
+    for name, (what, script) in commands.items():
         parts.append(_section(name, what, script, out[name], out.get(f"script:{name}")))
     return "\n\n".join(parts)
 
