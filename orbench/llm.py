@@ -276,7 +276,7 @@ class LLMClient:
         try:
             try:
                 # The first attempt outside tenacity: nearly every request succeeds at once, and
-                # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (BENCHMARKS.md).
+                # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (docs/benchmarks.md).
                 result = await self._send(prepared.messages, prepared.settings)
             except TransientError as first:
                 result = await self._retry(prepared, first, started)

@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md's worked example (a new stage in one spec file) runs as written: online,
+"""docs/architecture.md's worked example (a new stage in one spec file) runs as written: online,
 resumed, and in batch mode, with the runner's options, failed file and run record; and every
 module the page names exists."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)
 
-PAGE = Path(__file__).resolve().parents[1] / "ARCHITECTURE.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 def _example() -> types.ModuleType:
     code = re.search(r"```python\n(# orbench/stages/translate.py\n.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
-    assert code, "the worked example is missing from ARCHITECTURE.md"
+    assert code, "the worked example is missing from docs/architecture.md"
     module = types.ModuleType("translate_example")
     exec(compile(code.group(1), str(PAGE), "exec"), module.__dict__)
     return module
@@ -54,7 +54,7 @@ def test_the_worked_example_runs_in_batch_mode(harness):
 
 
 def test_every_module_the_page_names_exists():
-    root = PAGE.parent
+    root = PAGE.parents[1]  # the repository (the page is in docs/)
     text = PAGE.read_text(encoding="utf-8")
     named = set(re.findall(r"orbench/[\w/]+(?:\.py|/)", text)) | set(re.findall(r"(?<![\w/.])([a-z_]+(?:/[a-z_]+)*\.py)\b", text))
     named -= {"orbench/stages/translate.py", "translate.py"}  # the example's own, hypothetical files
