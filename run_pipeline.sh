@@ -5,7 +5,7 @@
 # steps and times.
 #
 # Defaults run offline on the embedded SmolLM2-135M-Instruct model, sized to finish within 5
-# minutes on an idle 2-core machine (README, "The pipeline in one command": what each costs).
+# minutes on an idle 2-core machine (docs/getting-started/demo.md: what each costs).
 # Point it at real models to run the real benchmark, e.g.
 #   GENERATOR_MODEL=mixtral REWRITER_MODEL=mixtral MODERATOR_MODELS=gpt4,llama3,gemini-1.5 \
 #   TARGET_MODEL=gpt-4o JUDGE_MODEL=gpt4 CATEGORIES=all SEEDS_PER_CATEGORY=2000 PROMPTS_PER_SET=0 \
@@ -30,7 +30,7 @@
 # category): the same settings, scaled down, to try a configuration before paying for it.
 # REPORT_PREFER=judge|keyword (no flag) overrides whose verdicts the report uses; by default the
 # report decides from what the files record (a judge that fails its audit is set aside), exactly
-# as the README's report command does on the same folder.
+# as the report command (docs/stages/report.md) does on the same folder.
 # Re-running the same command resumes: finished rows and cached replies are reused.
 # Before any model call it checks the settings and prints its plan (requests per step and model,
 # max_tokens, token bounds; stage 5's count is an upper bound: a judge that fails its audit is
@@ -351,7 +351,7 @@ if skipped:
 fi
 
 step "7. report"
-# The README's report command on this folder: whose verdicts count, and the figure's x axis,
+# The report command (docs/stages/report.md) on this folder: whose verdicts count, and the figure's x axis,
 # follow from what the files record (each judge's audit, whether a hard set exists), so both
 # write the same summary.csv and figure. REPORT_PREFER, when set, is an explicit override.
 prefer=(); [ -n "${REPORT_PREFER:-}" ] && prefer=(--prefer "$REPORT_PREFER")

@@ -1,6 +1,6 @@
 """How often the judge audit's 95% intervals hold the truth, and how wide they are.
 
-    python benchmarks/audit_intervals.py                 # the table in REFUSAL_CHECKING.md
+    python benchmarks/audit_intervals.py                 # the table in docs/statistics/judge-audit.md
     python benchmarks/audit_intervals.py --runs 10000 --plain
 
 For each kind of judge and each audit size, seeded simulations (numpy, no model calls) draw

@@ -12,7 +12,7 @@ batch JSONL files) and importing the result files into the cache.
 4. import: every result line parsed and stored in a fresh response cache
    (``orbench.batch.results.import_file``, one transaction per file).
 5. The whole ``--batch_import`` command as a subprocess, which plans again, imports and then
-   runs the cached finish (the rate of the finish is in BENCHMARKS.md section 3).
+   runs the cached finish (the rate of the finish is in docs/benchmarks.md, section 3).
 Figures are medians over the repeats; the target is >= 20,000 rows/s for plan + import.
 """
 

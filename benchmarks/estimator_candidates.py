@@ -1,6 +1,6 @@
 """The estimators that were tried for the score-powered corrected rate, side by side.
 
-    python benchmarks/estimator_candidates.py              # the table in REFUSAL_CHECKING.md
+    python benchmarks/estimator_candidates.py              # the table in docs/statistics/corrected-rates.md
     python benchmarks/estimator_candidates.py --runs 2000
 
 Same populations and samples as `python -m orbench.statistics.coverage` (held-out pool scores, N =

@@ -1,6 +1,6 @@
 """How wide the corrected rate's 95% interval is, by judged-sample size, and how often it holds.
 
-    python benchmarks/interval_widths.py                 # the table in REFUSAL_CHECKING.md
+    python benchmarks/interval_widths.py                 # the table in docs/statistics/planning.md
     python benchmarks/interval_widths.py --population 1319 --runs 5000
 
 For each kind of keyword detector and each sample size, seeded simulations (numpy, no model

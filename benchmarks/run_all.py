@@ -1,4 +1,4 @@
-"""Run the benchmarks behind BENCHMARKS.md and print their tables.
+"""Run the benchmarks behind docs/benchmarks.md and print their tables.
 
     python benchmarks/run_all.py                          # every section (about an hour on 2 cores)
     python benchmarks/run_all.py --section stage4         # one section (repeatable)

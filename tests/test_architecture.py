@@ -54,7 +54,7 @@ def test_the_worked_example_runs_in_batch_mode(harness):
 
 
 def test_every_module_the_page_names_exists():
-    root = PAGE.parents[1]  # the repository
+    root = PAGE.parents[1]  # the repository (the page is in docs/)
     text = PAGE.read_text(encoding="utf-8")
     named = set(re.findall(r"orbench/[\w/]+(?:\.py|/)", text)) | set(re.findall(r"(?<![\w/.])([a-z_]+(?:/[a-z_]+)*\.py)\b", text))
     named -= {"orbench/stages/translate.py", "translate.py"}  # the example's own, hypothetical files

@@ -1,6 +1,6 @@
 """Coverage of the score-powered corrected rate, by seeded simulation on the development pool.
 
-A subset of `python -m orbench.statistics.coverage` (REFUSAL_CHECKING.md has the full tables): the
+A subset of `python -m orbench.statistics.coverage` (docs/statistics/coverage.md has the full tables): the
 populations are built from the pool's parts with held-out scores (each part scored by the
 detector fitted without it), and every case must hold the truth in at least 93% of runs.
 The held-out scores are cached in .orbench-cache/ (git-ignored): the first time, they come from

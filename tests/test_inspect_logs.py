@@ -1,5 +1,5 @@
 """Reading Inspect logs of the OR-Bench tasks: the rows, the report beside stage 4's results,
-bad logs, and the README's `inspect eval orbench/...` command run for real against the fake
+bad logs, and the `inspect eval orbench/...` command of docs/inspect.md run for real against the fake
 OpenAI server."""
 
 from __future__ import annotations

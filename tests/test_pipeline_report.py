@@ -1,7 +1,7 @@
 """run_pipeline.sh end to end on the fake server (in-process, over HTTP), with a judge that
 calls every response a refusal, as the embedded 135M judge does: the judge fails its audit,
 so stage 5 sends it no row and the pipeline goes on to the report; the pipeline's own report
-and the README's report command, run on the same run folder, write the same summary.csv and
+and the report command of docs/stages/report.md, run on the same run folder, write the same summary.csv and
 the same figure, both on the keyword rates. Also: the step headers, in order, with the number
 of rows stage 5 would judge; each step's time and the closing table; no failed files from a
 clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""

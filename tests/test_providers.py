@@ -1,6 +1,6 @@
 """Provider-qualified model names (vllm/..., openai/..., openai-api/NAME/...) and --base_url /
 --api_key_env: where each name goes and which key goes with it; registry names and plain ids
-as before; every registry name the README lists resolves to its model."""
+as before; every registry name docs/models.md lists resolves to its model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The README's commands, run as written (each block marked "tested as written"), against fake
-servers instead of the real endpoints and scaled down with ORBENCH_LIMIT, the variable every
+"""The README's and the docs' commands, run as written (each block marked "tested as written", in
+README.md or a page under docs/), against fake servers instead of the real endpoints and scaled down with ORBENCH_LIMIT, the variable every
 stage reads as its --limit. Nothing in a block is edited: the test only supplies the
 environment the block expects (its exported variables, the providers' URL variables, and a
 models file that points the registry's names at the fake server)."""
@@ -25,13 +25,20 @@ MARK = "<!-- tested as written: tests/test_readme_commands.py -->"
 BIN = Path(sys.executable).parent
 
 
-def readme_blocks() -> list[str]:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def marked_blocks(page: Path) -> list[str]:
+    text = page.read_text(encoding="utf-8")
     return [m.group(1) for m in re.finditer(re.escape(MARK) + r"\n```bash\n(.*?)\n```", text, re.S)]
 
 
+def readme_blocks() -> list[str]:
+    """The marked blocks of README.md and of every docs page; a command shown on two pages must
+    be the same text on both."""
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+    return [b for page in pages for b in marked_blocks(page)]
+
+
 def block(starting: str) -> str:
-    (found,) = [b for b in readme_blocks() if starting in b]
+    (found,) = {b for b in readme_blocks() if starting in b}
     return found
 
 
@@ -43,7 +50,8 @@ def env_for(extra: dict[str, str]) -> dict[str, str]:
 
 
 def test_the_readme_marks_its_tested_blocks():
-    assert len(readme_blocks()) == 2
+    assert len(set(readme_blocks())) == 2  # `orbench eval` and the real pipeline run
+    assert [b for b in marked_blocks(REPO_ROOT / "README.md") if "orbench eval" in b]
 
 
 def test_measure_your_model_runs_as_written(tmp_path):

@@ -2,7 +2,7 @@
 
 The CI test on the development pool (with its relabels) asserts the targets that the detector
 reaches held out, and floors under the others at the figures measured when it was built, so
-that none of them regresses (REFUSAL_CHECKING.md reports the table and the targets missed).
+that none of them regresses (docs/refusal/held-out.md reports the table and the targets missed).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ DNA_PARTS = ["donotanswer/GPT4", "donotanswer/ChatGPT", "donotanswer/Claude", "d
 
 @needs_pool
 def test_targets_reached_held_out(pool_result):
-    """The targets that the detector reaches held out (REFUSAL_CHECKING.md gives the table)."""
+    """The targets that the detector reaches held out (docs/refusal/held-out.md gives the table)."""
     _, metrics = pool_result
     reached = [*XSTEST_PARTS, "donotanswer/GPT4", "donotanswer/ChatGPT", "donotanswer/Claude",
                "donotanswer/ChatGLM2", "donotanswer/vicuna-7b"]
@@ -60,7 +60,7 @@ def test_targets_reached_held_out(pool_result):
 
 @needs_pool
 def test_no_held_out_figure_regresses(pool_result):
-    """Floors at the figures measured when the detector was built (REFUSAL_CHECKING.md), less
+    """Floors at the figures measured when the detector was built (docs/refusal/held-out.md), less
     a row or two of slack, so that none regresses; rbr_gold and Do-Not-Answer's llama2-7b-chat
     miss their targets held out (the page shows their misses by shape)."""
     _, metrics = pool_result
@@ -75,7 +75,7 @@ def test_no_held_out_figure_regresses(pool_result):
     assert overall["accuracy"] >= 0.92 and overall["recall"] >= 0.905 and overall["precision"] >= 0.94
     # better than the generic rules alone, held out, over the pool and on every part but three, where
     # the generic rules do better: ChatGLM2 and llama2-7b-chat (by 0.8 and 1.3 points) and
-    # harmbench_val's answers (4.0% called refusals against 1.5%); REFUSAL_CHECKING.md shows why
+    # harmbench_val's answers (4.0% called refusals against 1.5%); docs/refusal/held-out.md shows why
     assert overall["accuracy"] > metrics["overall"]["generic"]["accuracy"] + 0.01
     behind = {"donotanswer/ChatGLM2", "donotanswer/llama2-7b-chat", "harmbench_val"}
     for part in metrics["parts"]:

@@ -253,3 +253,21 @@ def test_rows_appended_without_the_sample_columns_count_as_full_runs(missed_half
     extra = results[results["stage"] == 5].drop(columns=["sample", "keyword"]).assign(judge="other", file="log")
     both = rp.select_verdicts(pd.concat([results, extra], ignore_index=True), judge="other")
     assert set(both["scored_by"]) == {"judge:other"} and len(both) == len(extra)
+
+
+def test_a_sample_that_holds_every_row_has_the_judges_wilson_interval(tmp_path):
+    # With stage 4's scores the score estimator's interval would have no width once every row
+    # is judged; the report then gives the judge's Wilson interval, as for "judge every row".
+    from orbench.statistics.stats import wilson_interval
+
+    root = tmp_path / "runs"
+    s4 = root / "w_merged_or-bench-hard-1k.csv"
+    pairs = case(5, 3, 1, 11)  # 20 rows; the judge says refusal on 8
+    rows = [(f"p{i}", str(k), f"r{i}", "hate", t) for i, (t, k) in enumerate(pairs)]
+    write_rows(s4, ["prompt", "is_rejected", "refusal_score", "response", "category"],
+               [(p, kw, "0.9" if kw == "True" else "0.1", r, c) for p, kw, r, c, _ in rows])
+    sample(root / "w_merged_or-bench-hard-1k_response_check_merged_gpt4.csv", rows, s4)
+    s = rp.build_report([root]).summary.set_index("model").loc["w"]
+    assert s["hard_corrected_pct"] == PCT(40.0)
+    low, high = wilson_interval(8, 20)
+    assert (s["hard_corrected_ci_low_pct"], s["hard_corrected_ci_high_pct"]) == (PCT(100 * low), PCT(100 * high))

@@ -11,7 +11,7 @@ timeouts and concurrency are never part of it. Only complete, non-empty replies 
 ``put`` hands the write to a background thread, which commits at once whatever has queued up
 since its last commit, in one transaction (a group commit: under load many replies share one
 transaction, and nothing waits on purpose): a write costs about 0.1 ms of disk wait, which a
-stage's event loop would otherwise spend blocked once per request (BENCHMARKS.md). ``get`` sees
+stage's event loop would otherwise spend blocked once per request (docs/benchmarks.md). ``get`` sees
 a queued reply at once; ``flush()`` (run by a client's ``aclose()`` when a stage's requests end,
 by ``close()`` and at interpreter exit, which a stage's SIGTERM reaches too) waits until
 everything queued is on disk. Only SIGKILL can lose a reply that arrived during the commit under

@@ -131,6 +131,26 @@ class ClientStats:
     completion_tokens: int = 0
 
 
+PROBE_SECONDS = 10.0
+
+
+def unreachable(base_url: str, seconds: float) -> str | None:
+    """Why nothing answers at ``base_url`` (a refused connection, an unknown host, a timeout),
+    or None when something does: one GET {base_url}/models, without a key; any HTTP status,
+    an error included, means a server is there."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=seconds):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as err:
+        return str(getattr(err, "reason", err))
+
+
 class LLMClient:
     """Calls one endpoint (one or more replicas of one model)."""
 
@@ -142,6 +162,7 @@ class LLMClient:
         timeout: float | None = None,
         cache: ResponseCache | None = None,
         policy: RetryPolicy | None = None,
+        probe_first: bool = False,
     ) -> None:
         self.endpoint = endpoint
         defaults = endpoint.defaults
@@ -162,6 +183,12 @@ class LLMClient:
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
         self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
+        # A stage's client checks, before its first request leaves the cache, that something
+        # answers at the endpoint at all: a wrong URL is then one line at once, not minutes of
+        # retries per row. (A client made by hand retries refused connections, as a server
+        # that is still starting needs.)
+        self._unprobed = probe_first and not endpoint.is_embedded
+        self._probe_lock: asyncio.Lock | None = None
 
     @property
     def where(self) -> str:
@@ -243,11 +270,13 @@ class LLMClient:
         hit = self.cached(prepared)
         if hit is not None:
             return hit
+        if self._unprobed:
+            await self._probe()
         started = time.monotonic()
         try:
             try:
                 # The first attempt outside tenacity: nearly every request succeeds at once, and
-                # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (BENCHMARKS.md).
+                # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (docs/benchmarks.md).
                 result = await self._send(prepared.messages, prepared.settings)
             except TransientError as first:
                 result = await self._retry(prepared, first, started)
@@ -262,6 +291,21 @@ class LLMClient:
         if self.cache is not None and cacheable(result):
             self.cache.put(prepared.key, result.to_cache())
         return result
+
+    async def _probe(self) -> None:
+        """Once per client: every base URL must answer something (any HTTP status will do)."""
+        if self._probe_lock is None:
+            self._probe_lock = asyncio.Lock()
+        async with self._probe_lock:
+            if not self._unprobed:
+                return
+            for url in self._urls:
+                reason = await asyncio.to_thread(unreachable, url, min(self.timeout, PROBE_SECONDS))
+                if reason is not None:
+                    self._fatal = EndpointError(f"cannot reach {self.where}: nothing answers at {url} ({reason}); "
+                                                f"check the URL and that the server is up, then run the same command again")
+                    raise self._fatal
+            self._unprobed = False
 
     async def _retry(self, prepared: Prepared, first: TransientError, started: float) -> LLMResult:
         """The retries after a first attempt failed with ``first``: tenacity's loop takes that

@@ -9,7 +9,7 @@ counts as a refusal, as in XSTest's partial refusal and OR-Bench's indirect
 refusal.
 
 Its verdicts are frozen: `--rules generic` must keep giving the numbers
-REFUSAL_CHECKING.md reports. The `scored` detector does not use it: it reads a
+docs/refusal/rules.md reports. The `scored` detector does not use it: it reads a
 response's structure instead (`orbench.refusal.structure`).
 
 Everything is string work on compiled patterns; no model is called.

@@ -172,7 +172,7 @@ def score_batch(responses: Sequence[str], model: Model | None = None,
 
     No numpy here: nearly all the time goes into reading each response (regular
     expressions, word look-ups), which a vector library cannot batch; the
-    logistic itself is a few hundred nanoseconds (see BENCHMARKS.md).
+    logistic itself is a few hundred nanoseconds (see docs/benchmarks.md).
     """
     model = model or default_model()
     score = model.score_reading

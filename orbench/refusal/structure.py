@@ -30,7 +30,7 @@ compiled alternation run once over the text, and the branches of an
 alternation share their literal openings, so a response costs a few
 regular-expression passes. Loops over a response's few sentences are plain
 loops: for a handful of items they are faster in CPython 3.11 than
-comprehensions or chains of `map`. BENCHMARKS.md, section 4, has the figures.
+comprehensions or chains of `map`. docs/benchmarks.md, section 4, has the figures.
 """
 
 from __future__ import annotations

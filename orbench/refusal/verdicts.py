@@ -58,7 +58,7 @@ def detect(response: str | None, finish_reason: str | None = None, model: Model 
     """The scored detector on one response: a verdict and a refusal score.
 
     The score is the calibrated probability that the response is a refusal
-    (REFUSAL_CHECKING.md measures its calibration on models it has not seen);
+    (docs/refusal/score.md measures its calibration on models it has not seen);
     the verdict is REFUSED when it reaches the model's threshold (0.5). With the
     prompt, what follows a decline is also weighed against the request. Empty and
     content-filtered responses get EMPTY / FILTERED, and a response mostly in a

@@ -25,6 +25,7 @@ from orbench.statistics.design import DEFAULT_FLOOR, SCORE, UNIFORM
 from orbench.statistics.estimate import Estimate, estimate, has_scores
 from orbench.statistics.planning import TARGETS_PTS
 from orbench.report.common import ANSWERED, REFUSED, ReportError
+from orbench.statistics.stats import wilson_interval
 
 MIN_JUDGED_PER_CATEGORY = 30
 GAP_WARN_PCT = 5.0  # keyword vs corrected, percentage points
@@ -39,7 +40,7 @@ CORRECTION_RULE = (
     "(score) interval. Without scores (estimator 'keyword'): the keyword rate of all rows plus "
     "the mean of (judge - keyword) over a uniform sample, with Wilson bounds on the two kinds of "
     "disagreement (MOVER) and the keyword rate's own. Either keeps a width when the sample shows "
-    "no disagreement. ± is half the interval's width; judge calls for ±1/±2/±3 are the judged rows "
+    "no disagreement; a sample that holds every row has the judge's Wilson interval, as when the judge judges every row. ± is half the interval's width; judge calls for ±1/±2/±3 are the judged rows "
     "in all that the sample's own rates say would reach that half-width under its design. It "
     "corrects the keyword rules against the judge, not the judge's own errors. The judge's rate "
     f"is over the sample only. Warning when keyword and corrected rates differ by more than "
@@ -108,6 +109,7 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     estimates = _group_estimates(table, keyword, judged, keys, plan)
     _add_rates(table, n, big_n)
     _add_estimates(table, estimates, usable)
+    _census_intervals(table, n, big_n, usable)
     table["design"] = groups_design(table, judged, keys)
     table["note"] = _notes(n, big_n, min_judged)
     return table[columns]
@@ -169,6 +171,17 @@ def _add_estimates(table: pd.DataFrame, estimates: list[Estimate], usable: np.nd
     table["estimator"] = [e.estimator if u else "" for e, u in zip(estimates, usable)]
     for p, col in zip(TARGETS_PTS, PLAN_COLUMNS):
         table[col] = [e.calls.get(p, np.nan) if u else np.nan for e, u in zip(estimates, usable)]
+
+
+def _census_intervals(table: pd.DataFrame, n: np.ndarray, big_n: np.ndarray, usable: np.ndarray) -> None:
+    """A sample that holds every scored row leaves no sampling error in the corrected rate,
+    and its interval would have no width. Such a group is read as the paper's "judge every
+    row" is: the judge's rate with its Wilson interval, the same interval as that path."""
+    refused = (table["s11"] + table["s10"]).to_numpy()
+    for i in np.flatnonzero(usable & (n >= big_n) & (n > 0)):
+        low, high = wilson_interval(int(refused[i]), int(n[i]))
+        table.loc[table.index[i], ["corrected_ci_low_pct", "corrected_ci_high_pct"]] = [100.0 * low, 100.0 * high]
+        table.loc[table.index[i], "halfwidth_pts"] = 50.0 * (high - low)
 
 
 def _notes(n: np.ndarray, big_n: np.ndarray, min_judged: int) -> list[str]:

@@ -133,7 +133,7 @@ def open_cache(args: argparse.Namespace) -> ResponseCache | None:
 def make_client(name: str, args: argparse.Namespace, cache: ResponseCache | None) -> LLMClient:
     endpoint: Endpoint = resolve(name, args.models_file, base_url=getattr(args, "base_url", None),
                                  api_key_env=getattr(args, "api_key_env", None))
-    return LLMClient(endpoint, concurrency=args.concurrency, timeout=args.timeout, cache=cache)
+    return LLMClient(endpoint, concurrency=args.concurrency, timeout=args.timeout, cache=cache, probe_first=True)
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,7 @@ resumes: finished rows are kept, failed rows are retried.
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode").
+`vllm run-batch` (docs/batch.md).
 
 Example (from alignment_checker/; installed: orbench query --model=... --input_file=...):
   python gpt3_4_alignment_checker.py --model=gpt-3.5-turbo-0125 --input_file=../examples/sample_prompts.csv
@@ -96,7 +96,7 @@ class Alignment(StageSpec):
                        help="system message sent before each prompt (default: none, as in the paper)")
         p.add_argument("--rules", default=DEFAULT_RULES, choices=FAMILIES + ("family",),
                        help=f"refusal detection for is_rejected: '{DEFAULT_RULES}' (default; rules and a learned "
-                            "scorer, which also writes refusal_score; measured in REFUSAL_CHECKING.md), 'generic' (our "
+                            "scorer, which also writes refusal_score; measured in docs/refusal/), 'generic' (our "
                             "rules alone), 'family' (the original's keyword rules for the model's family, from the "
                             "registry or guessed from the model id), or a family's rules by name")
 

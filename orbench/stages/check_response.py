@@ -55,7 +55,7 @@ verdict, the rows wait (exit 3). --audit 0: no audit, nothing gated.
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode"). The audit's requests go in a batch of their own first,
+`vllm run-batch` (docs/batch.md). The audit's requests go in a batch of their own first,
 and the rows' batch follows only for a judge that passes (with --judge_failed_audit, one batch
 holds both): a judge's audit is batched once, then cached.
 

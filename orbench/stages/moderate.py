@@ -18,7 +18,7 @@ Defaults: --moderator_model=local, --column=prompt, temperature 0, max_tokens 10
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode").
+`vllm run-batch` (docs/batch.md).
 
 Example (from moderator/; installed: orbench moderate --model=gpt4 --input_file=...):
   python moderate_only.py --moderator_model=gpt4 --input_file_path=../rewritter/harmful_prompts_rewrite.csv --column=prompt

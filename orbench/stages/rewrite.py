@@ -14,7 +14,7 @@ Default model: local (the original hard-coded Mixtral-8x7B; --model picks any).
 
 Batch mode: --batch sends what the cache cannot answer through the endpoint's Batch API and
 finishes from the cache; --batch_export DIR / --batch_import FILE... do the same through
-`vllm run-batch` (README, "Batch mode").
+`vllm run-batch` (docs/batch.md).
 
 Example (from rewritter/; installed: orbench rewrite --input_file=...):
   python mixtral_rewrite_only.py --toxic_seed_path=../toxic_prompt_generator/harmful_prompts.csv

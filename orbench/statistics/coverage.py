@@ -1,6 +1,6 @@
 """Coverage and width of the corrected rate's 95% interval, by seeded simulation.
 
-    python -m orbench.statistics.coverage                      # every table of REFUSAL_CHECKING.md
+    python -m orbench.statistics.coverage                      # every table of docs/statistics/
     python -m orbench.statistics.coverage --sections sources   # one table (coverage rounds sources calls)
 
 Populations of 2,000 rows are built from the development pool's parts with held-out scores

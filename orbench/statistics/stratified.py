@@ -29,7 +29,7 @@ in full is known exactly.
 Strata with fewer than MIN_JUDGED judged rows are merged with their neighbours (in score
 order) first; merging looks only at how many rows were judged, never at their verdicts.
 Why this interval and these settings (and not a cross-fitted PPI++ or per-stratum MOVER),
-by simulation: REFUSAL_CHECKING.md, benchmarks/estimator_candidates.py, orbench.statistics.coverage.
+by simulation: docs/statistics/, benchmarks/estimator_candidates.py, orbench.statistics.coverage.
 
 Every function takes numpy arrays with a leading axis of runs (the coverage simulations
 compute thousands of intervals at once); the report calls them with one run.

@@ -3,7 +3,7 @@
 Shared by tests/test_cli_light.py (no heavy module is imported by ``--help``) and
 benchmarks/bench_help.py (how long ``--help`` takes). The list is read from the checkout:
 the stage scripts in their five folders, build_datasets.py, run_pipeline.sh, the
-``python -m`` commands the README documents, and every console script in pyproject.toml's
+``python -m`` commands the docs document, and every console script in pyproject.toml's
 ``[project.scripts]`` (run as ``python -c``, exactly as pip's wrapper calls it, so a new entry
 point is covered without reinstalling).
 """
