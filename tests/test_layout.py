@@ -190,7 +190,7 @@ def test_old_module_path_is_the_new_module_and_warns(old):
 
 
 def test_old_module_path_runs_with_python_m():
-    old = "orbench.coverage"  # a documented command: python -m orbench.coverage
+    old = "orbench.coverage"  # the docs named `python -m orbench.coverage` before the move
     done = subprocess.run([sys.executable, "-m", old, "--help"], capture_output=True, text=True,
                           cwd=import_graph.REPO_ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
