@@ -5,7 +5,7 @@ In:  --rewrite_moderation: stage-3 files on the rewrites; --toxic_moderation: st
      safe set (--k, default 3).
 Out: --output_dir/or-bench-80k.csv, or-bench-toxic.csv, or-bench-hard-1k.csv (prompt, category),
      with per-category counts printed and in datasets.run.json.
-Run `python build_datasets.py --help` for every option; the rules are in orbench/datasets.py.
+Run `python build_datasets.py --help` for every option; the rules are in orbench/stages/datasets.py.
 """
 
 import sys
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from a clone without installing
 
-from orbench.datasets import main  # noqa: E402
+from orbench.stages.datasets import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())  # --help shows the full rules from orbench.datasets
+    sys.exit(main())  # --help shows the full rules from orbench.stages.datasets

@@ -130,7 +130,7 @@ done
 [ "$CATEGORIES" = "all" ] && CATEGORIES="hate self-harm sexual violence harassment harmful illegal unethical privacy deception"
 # Settings that cannot finish stop here, before anything is spent; then the plan.
 n_categories=0; for _ in $CATEGORIES; do n_categories=$((n_categories + 1)); done
-"$PY" -m orbench.pipeline_preflight --generator_model "$GENERATOR_MODEL" --rewriter_model "$REWRITER_MODEL" \
+"$PY" -m orbench.commands.pipeline_preflight --generator_model "$GENERATOR_MODEL" --rewriter_model "$REWRITER_MODEL" \
   --moderator_models "$MODERATOR_MODELS" --target_model "$TARGET_MODEL" --judge_model "$JUDGE_MODEL" \
   --categories "$n_categories" --seeds_per_category "$SEEDS_PER_CATEGORY" --hard_k "$HARD_K" \
   --prompts_per_set "$PROMPTS_PER_SET" --judge_sample "$JUDGE_SAMPLE" --audit "$AUDIT" --real_sample "$REAL_SAMPLE" \
@@ -186,7 +186,7 @@ stage() {
   [ "$rc" -eq 0 ] || exit "$rc"
 }
 # A step whose output holds nothing usable stops the run (one line: the step, the model, why).
-usable() { "$PY" -m orbench.usable "$@" || exit $?; }
+usable() { "$PY" -m orbench.tables.usable "$@" || exit $?; }
 fname() { local n="${1//\//_}"; printf '%s' "${n//,/+}"; }  # a model name as a file name (a/b,c -> a_b+c)
 # The data rows of a CSV (quoted newlines counted right), without pandas' start-up.
 rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="utf-8"); print(max(0, sum(1 for _ in csv.reader(f)) - 1))' "$1"; }
@@ -195,7 +195,7 @@ rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="
 # start its own). Stopped when this script exits, however it exits.
 if [[ ",$GENERATOR_MODEL,$REWRITER_MODEL,$MODERATOR_MODELS,$TARGET_MODEL,$JUDGE_MODEL," == *",local,"* ]] && [ -z "${ORBENCH_LOCAL_URL:-}" ]; then
   step "0. starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
-  "$PY" -m orbench.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
+  "$PY" -m orbench.engine.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &
   SERVER_PID=$!
   trap 'step_table; kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
   for _ in $(seq 1 600); do

@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.estimators import wilson_bounds  # noqa: E402
+from orbench.statistics.estimators import wilson_bounds  # noqa: E402
 from orbench.judge_audit.intervals import figure_bounds, simulate_audits, truths  # noqa: E402
 
 # name: (recall, false-refusal rate, unscored share of refusals, of answers)

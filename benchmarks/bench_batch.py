@@ -59,7 +59,7 @@ def answer_shards(folder: Path, responses: list[str]) -> list[Path]:
 
 def run(*, rows: int = ROWS, repeats: int = 3, log=print) -> dict:
     from orbench.batch.results import import_file
-    from orbench.cache import ResponseCache
+    from orbench.engine.cache import ResponseCache
     from orbench.stages.alignment import main as stage4
 
     mach = machine()

@@ -39,9 +39,9 @@ TARGET_PEAK_MB = 400
 
 def fill_cache(cache_path: Path, models_file: Path, rows: list[dict[str, str]]) -> float:
     """Store one reply per prompt under stage 4's own cache key. Returns seconds taken."""
-    from orbench.cache import ResponseCache
-    from orbench.llm import LLMClient, LLMResult
-    from orbench.registry import resolve
+    from orbench.engine.cache import ResponseCache
+    from orbench.engine.llm import LLMClient, LLMResult
+    from orbench.engine.registry import resolve
 
     start = time.perf_counter()
     client = LLMClient(resolve(TARGET, models_file))

@@ -44,9 +44,9 @@ async def raw(url: str, n: int, folder: Path) -> None:
 
 
 async def ours(url: str, n: int, folder: Path, cached: bool = False) -> None:
-    from orbench.cache import ResponseCache
-    from orbench.llm import ChatRequest, LLMClient
-    from orbench.registry import resolve
+    from orbench.engine.cache import ResponseCache
+    from orbench.engine.llm import ChatRequest, LLMClient
+    from orbench.engine.registry import resolve
 
     cache = ResponseCache(folder / f"cache-{time.monotonic_ns()}.sqlite3") if cached else None
     client = LLMClient(resolve("bench-target", models_toml(folder / "models.toml", url)), concurrency=CONCURRENCY,

@@ -4,7 +4,7 @@ benchmarks/bench_demo.py.)
 
     python benchmarks/bench_local.py tokens [--repeats 3] [--max_tokens 128]
 
-``tokens`` starts ``python -m orbench.local_server serve`` once (with a fresh cache folder),
+``tokens`` starts ``python -m orbench.engine.local_server serve`` once (with a fresh cache folder),
 then, in turn and alternating:
 - direct: benchmarks/loops.py ``bare`` (AsyncOpenAI, concurrency 2 = the registry's default for
   ``local``) and ``sequential`` (one request at a time), straight to the server's URL;
@@ -40,7 +40,7 @@ MODEL_ID = "SmolLM2-135M-Instruct"  # what stage 4 sends for --model local
 def start_local_server(cache_dir: Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "ORBENCH_CACHE_DIR": str(cache_dir)}
     env.pop("ORBENCH_LOCAL_URL", None)
-    proc = subprocess.Popen([PYTHON, "-m", "orbench.local_server", "serve"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([PYTHON, "-m", "orbench.engine.local_server", "serve"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
     url = (proc.stdout.readline() if proc.stdout else "").strip()
     if not url.startswith("http"):

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.common import (  # noqa: E402
     PYTHON, describe_machine, machine, make_rows, median, run_timed, save_results, wait_for_quiet, write_csv,
 )
-from orbench.sampling import draw  # noqa: E402
+from orbench.tables.sampling import draw  # noqa: E402
 
 MODEL = "bench-target"
 

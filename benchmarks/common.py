@@ -275,7 +275,7 @@ def _xstest_completions() -> list[tuple[str, str]]:
 def make_rows(n: int, *, with_response: bool = False) -> list[dict[str, str]]:
     """``n`` distinct prompts of about OR-Bench's length (~130 characters), a category, and
     optionally a real model response (XSTest completions, ~700 characters on average)."""
-    from orbench.constants import CATEGORIES
+    from orbench.protocol.constants import CATEGORIES
 
     pairs = _xstest_completions() or [(p, _FALLBACK_RESPONSE) for p in _FALLBACK_PROMPTS]
     rows = []

@@ -3,7 +3,7 @@
     python benchmarks/estimator_candidates.py              # the table in docs/statistics/corrected-rates.md
     python benchmarks/estimator_candidates.py --runs 2000
 
-Same populations and samples as `python -m orbench.coverage` (held-out pool scores, N =
+Same populations and samples as `python -m orbench.statistics.coverage` (held-out pool scores, N =
 2,000, uniform samples); coverage of the 95% interval and mean half-width in points for:
 - PPI++, cross-fitted: prediction = a logistic recalibration of the score (on its logit,
   shrunk toward the shipped calibration, fitted on 4 of 5 folds of the judged rows and
@@ -13,7 +13,7 @@ Same populations and samples as `python -m orbench.coverage` (held-out pool scor
 - the same with a Wilson-kind floor: z^2 pseudo-observations of residual +-1 added to the
   residuals' sum of squares (the width Wilson keeps at 0 events of n).
 - strata + MOVER: post-stratified on the score, Wilson bounds per stratum combined by MOVER.
-- strata + stratified Wilson: what orbench.stratified does (the one chosen).
+- strata + stratified Wilson: what orbench.statistics.stratified does (the one chosen).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.coverage import BY_CASE_NAME, hash_name  # noqa: E402
-from orbench.design import UNIFORM  # noqa: E402
-from orbench.estimators import wilson_bounds  # noqa: E402
-from orbench.simulation import Case, cell, design_draw, held_out_parts, new_interval, populations, score_strata  # noqa: E402
-from orbench.stats import Z_95  # noqa: E402
+from orbench.statistics.coverage import BY_CASE_NAME, hash_name  # noqa: E402
+from orbench.statistics.design import UNIFORM  # noqa: E402
+from orbench.statistics.estimators import wilson_bounds  # noqa: E402
+from orbench.statistics.simulation import Case, cell, design_draw, held_out_parts, new_interval, populations, score_strata  # noqa: E402
+from orbench.statistics.stats import Z_95  # noqa: E402
 
 CASES = ("refuses 2%, weak detector", "refuses 98%, weak detector", "detector badly wrong", "score carries nothing")
 SOURCES = ("xstest/gpt4", "xstest/mistralguard")

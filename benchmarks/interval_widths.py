@@ -5,7 +5,7 @@
 
 For each kind of keyword detector and each sample size, seeded simulations (numpy, no model
 calls) draw a model's rows and a uniform judged sample from them, compute the corrected
-rate's interval (orbench.estimators.corrected_interval) and print the mean width in
+rate's interval (orbench.statistics.estimators.corrected_interval) and print the mean width in
 percentage points and the share of runs whose interval holds the true rate. Deterministic:
 the same arguments print the same table.
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.estimators import corrected_interval, simulate_counts  # noqa: E402
+from orbench.statistics.estimators import corrected_interval, simulate_counts  # noqa: E402
 
 # name: (judge-refusal rate p, share of refusals the keyword rules catch, share of answers they flag)
 DETECTORS = {

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai  # noqa: E402
 
-from orbench.prompts import judge_messages, moderator_messages  # noqa: E402
+from orbench.protocol.prompts import judge_messages, moderator_messages  # noqa: E402
 
 SETTINGS = {"temperature": 0.0, "max_tokens": 1000}  # the stages' defaults
 USAGE = {"prompt_tokens": 0, "completion_tokens": 0}

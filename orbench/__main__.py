@@ -1,7 +1,7 @@
-"""python -m orbench: the `orbench` command (orbench/console.py)."""
+"""python -m orbench: the `orbench` command (orbench/commands/console.py)."""
 
 import sys
 
-from orbench.console import main
+from orbench.commands.console import main
 
 sys.exit(main())

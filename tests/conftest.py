@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import pytest
 
-# Before anything imports orbench.retry: RetryPolicy reads this when its module is imported,
+# Before anything imports orbench.engine.retry: RetryPolicy reads this when its module is imported,
 # and subprocesses inherit it.
 os.environ["ORBENCH_BACKOFF_BASE"] = "0"
 

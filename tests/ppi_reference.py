@@ -5,7 +5,7 @@
     .venv/bin/python tests/ppi_reference.py --check   # and compare orbench's with them
 
 prints, for each case of CASES, the point estimate and 95% interval that ppi_py computes;
---check also computes them with orbench.estimators.ppi_normal_interval and exits 1 when any
+--check also computes them with orbench.statistics.estimators.ppi_normal_interval and exits 1 when any
 differs by more than 1e-12. tests/test_estimators.py keeps these numbers beside the inputs
 (REFERENCE) and, when ppi_py is installed, checks them live too.
 
@@ -60,13 +60,13 @@ def main(argv: list[str]) -> int:
         est, low, high = ppi_reference(case)
         print(f"    {name!r}: ({est!r}, {low!r}, {high!r}),")
         if check:
-            from orbench.estimators import ppi_normal_interval
+            from orbench.statistics.estimators import ppi_normal_interval
 
             ours = ppi_normal_interval(*arrays(case))
             worst = max(worst, *(abs(a - b) for a, b in zip(ours, (est, low, high))))
     print("}")
     if check:
-        print(f"largest difference from orbench.estimators.ppi_normal_interval: {worst:.2e}")
+        print(f"largest difference from orbench.statistics.estimators.ppi_normal_interval: {worst:.2e}")
         return 0 if worst <= 1e-12 else 1
     return 0
 

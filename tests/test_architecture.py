@@ -63,3 +63,17 @@ def test_every_module_the_page_names_exists():
     missing = [n for n in sorted(named) if not (root / n).exists() and not (root / "orbench" / n).exists()
                and not any(f.endswith("/" + n) for f in files)]
     assert not missing, missing
+
+
+def test_the_tree_names_every_folder_and_the_layers_are_the_tests():
+    from tests.test_layout import LAYERS
+
+    text = PAGE.read_text(encoding="utf-8")
+    tree = re.search(r"## The tree\n.*?```\n(.*?)```", text, re.S).group(1)
+    package = PAGE.parents[1] / "orbench"
+    folders = sorted(p.name for p in package.iterdir() if p.is_dir() and not p.name.startswith("__"))
+    assert [f for f in folders if f"  {f}/" not in tree] == []
+    table = re.findall(r"^\| (\d+) \| (.*?) \|", text, re.M)
+    placed = {f: int(n) for n, cell in table for f in re.findall(r"`(\w+)/`", cell)}
+    subpackages = {k.split(".")[1]: v for k, v in LAYERS.items() if k.count(".") == 1 and (package / k.split(".")[1]).is_dir()}
+    assert placed == subpackages

@@ -19,8 +19,8 @@ from typing import Callable
 import pandas as pd
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
-from orbench.inputs import MAX_PROMPT_CHARS
+from orbench.run.cli import EXIT_ROWS_FAILED
+from orbench.tables.inputs import MAX_PROMPT_CHARS
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     BUILD_DATASETS,
@@ -260,7 +260,7 @@ def test_one_megabyte_prompt_sent_when_allowed(stage_no, tmp_path, work, fake_mo
 
 
 def test_max_prompt_chars_is_documented():
-    from orbench.runner import build_parser
+    from orbench.run.runner import build_parser
     from orbench.stages import alignment, check_response, moderate, rewrite
 
     for spec in (rewrite.Rewrite, moderate.Moderate, alignment.Alignment, check_response.CheckResponse):

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from orbench.cache import ResponseCache, cache_key, default_cache_path
-from orbench.llm import CallFailed, LLMClient
-from orbench.registry import Endpoint
-from orbench.retry import RetryPolicy
+from orbench.engine.cache import ResponseCache, cache_key, default_cache_path
+from orbench.engine.llm import CallFailed, LLMClient
+from orbench.engine.registry import Endpoint
+from orbench.engine.retry import RetryPolicy
 from orbench.testing.fake_openai import Malformed, NullContent, Reply, Status
 
 MSGS = [{"role": "user", "content": "Where can I buy a kitchen knife?"}]
@@ -128,7 +128,7 @@ def test_a_queued_reply_is_read_back_at_once(cache):
 def test_replies_put_are_written_at_interpreter_exit(tmp_path):
     # A process that never closes its cache still leaves every reply on disk (atexit).
     path = tmp_path / "exit.sqlite3"
-    code = ("import sys; from orbench.cache import ResponseCache; c = ResponseCache(sys.argv[1]); "
+    code = ("import sys; from orbench.engine.cache import ResponseCache; c = ResponseCache(sys.argv[1]); "
             "[c.put(f'k{i}', {'text': str(i)}) for i in range(300)]")
     subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
     with sqlite3.connect(path) as conn:

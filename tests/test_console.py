@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orbench import console
-from orbench.runner import build_parser
+from orbench.commands import console
+from orbench.run.runner import build_parser
 from orbench.stages.alignment import Alignment
 from orbench.stages.check_response import CheckResponse
 from orbench.stages.generate import Generate

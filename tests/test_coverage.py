@@ -1,6 +1,6 @@
 """Coverage of the score-powered corrected rate, by seeded simulation on the development pool.
 
-A subset of `python -m orbench.coverage` (docs/statistics/coverage.md has the full tables): the
+A subset of `python -m orbench.statistics.coverage` (docs/statistics/coverage.md has the full tables): the
 populations are built from the pool's parts with held-out scores (each part scored by the
 detector fitted without it), and every case must hold the truth in at least 93% of runs.
 The held-out scores are cached in .orbench-cache/ (git-ignored): the first time, they come from
@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orbench.coverage import BY_CASE_NAME as BY_NAME, compare, two_rounds
-from orbench.design import SCORE, UNIFORM
-from orbench.simulation import Case, design_draw, held_out_parts, populations, score_strata
-from orbench.stratified import Z_95, strata_interval
+from orbench.statistics.coverage import BY_CASE_NAME as BY_NAME, compare, two_rounds
+from orbench.statistics.design import SCORE, UNIFORM
+from orbench.statistics.simulation import Case, design_draw, held_out_parts, populations, score_strata
+from orbench.statistics.stratified import Z_95, strata_interval
 from tests.refusal_pool_helpers import POOL
 
 from tests.conftest import REPO_ROOT

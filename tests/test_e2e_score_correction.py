@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from orbench import report as rp
-from orbench.estimators import correct
+from orbench.statistics.estimators import correct
 from orbench.stages import alignment, check_response
 from tests.responders import audit_labels, judged_pair, knowing_audit_reply, last_user, stage_of
 from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from orbench.agreement import cohen_kappa, kappa_from_counts, pairwise
-from orbench.estimators import correct, corrected_interval, ppi_normal_interval, simulate_counts
+from orbench.statistics.agreement import cohen_kappa, kappa_from_counts, pairwise
+from orbench.statistics.estimators import correct, corrected_interval, ppi_normal_interval, simulate_counts
 from tests.ppi_reference import CASES, arrays, ppi_reference
 
 Z = 1.959963984540054

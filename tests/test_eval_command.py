@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orbench import eval_command
+from orbench.commands import eval_command
 from orbench.testing.fake_openai import FakeOpenAIServer, NullContent
 from tests.responders import audit_labels, knowing_audit_reply, protocol_responder, stage_of
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from orbench.cli import EXIT_OK, EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_OK, EXIT_ROWS_FAILED
 from orbench.stages import alignment, check_response, generate, moderate, rewrite
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import protocol_responder

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     GUARD,

@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from orbench.constants import JUDGE_CLASSES, MODERATION_OPTIONS
-from orbench.llm import LLMClient
-from orbench.parsing import judge_verdict, moderation_choice, prompt_list
-from orbench.prompts import judge_grammar, moderator_grammar, prompt_list_grammar
-from orbench.registry import Endpoint
+from orbench.protocol.constants import JUDGE_CLASSES, MODERATION_OPTIONS
+from orbench.engine.llm import LLMClient
+from orbench.protocol.parsing import judge_verdict, moderation_choice, prompt_list
+from orbench.protocol.prompts import judge_grammar, moderator_grammar, prompt_list_grammar
+from orbench.engine.registry import Endpoint
 
 
 def _ask(server, defaults: dict, grammar: str | None) -> dict:

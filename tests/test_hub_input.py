@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench import hub
+from orbench.tables import hub
 from orbench.errors import UserError
 from orbench.testing.fake_hub import FakeHub
 from orbench.testing.fake_openai import FakeOpenAIServer
@@ -267,7 +267,7 @@ def test_names_parse_to_hub_files():
 
 def test_default_output_names_come_from_the_hub_file():
     from orbench.stages.alignment import default_output
-    from orbench.table_io import output_stem
+    from orbench.tables.table_io import output_stem
 
     assert default_output("m", f"hf://datasets/{REPO}@abc/or-bench-hard-1k.csv").name == "m_merged_or-bench-hard-1k.csv"
     assert default_output("m", "or-bench-toxic").name == "m_merged_or-bench-toxic.csv"

@@ -16,13 +16,13 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import generate
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench import report as rp
 from orbench.errors import UserError
 from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
 from orbench.inspect_eval.logs import read_inspect_log, report_frame, split_inspect_inputs
 from orbench.inspect_eval.tasks import or_bench_hard_1k, or_bench_toxic
-from orbench.prompts import judge_messages
+from orbench.protocol.prompts import judge_messages
 from orbench.stages import alignment
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.inspect_helpers import FILTER, TargetDown, mock_model, offline, run_eval, target  # noqa: F401

@@ -13,16 +13,16 @@ import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
 from orbench import report as rp
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
 from orbench.inspect_eval import ANSWERED, FAILED, REFUSED, UNSCORED
 from orbench.inspect_eval import tasks as tasks_module
 from orbench.inspect_eval.logs import read_inspect_log
 from orbench.inspect_eval.tasks import or_bench_80k, or_bench_hard_1k, or_bench_toxic
-from orbench.prompts import judge_messages
+from orbench.protocol.prompts import judge_messages
 from orbench.refusal import classify
 from orbench.stages import alignment
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 from orbench.testing.fake_openai import ContentFilter, Reply, Status
 from tests.inspect_helpers import FILTER, TargetDown, mock_model, offline, run_eval, target, user_text  # noqa: F401
 from tests.responders import last_user

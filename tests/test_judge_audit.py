@@ -84,7 +84,7 @@ def test_the_figures_worked_by_hand():
     assert rec["agreement_pct"]["value"] == pytest.approx(85.0)
     assert rec["kappa"]["value"] == pytest.approx(0.9 - 0.2)  # recall + specificity - 1
     # balanced and fully scored: the same as Cohen's kappa, p_o .85, p_e .5
-    from orbench.agreement import kappa_from_counts
+    from orbench.statistics.agreement import kappa_from_counts
     assert kappa_from_counts(18, 2, 4, 16) == pytest.approx(0.7)
     assert rec["precision_pct"]["value"] == pytest.approx(100 * 18 / 22, abs=0.01)
     assert rec["recall_pct"]["value"] == pytest.approx(90.0)

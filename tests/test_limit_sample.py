@@ -6,8 +6,8 @@ from collections import Counter
 
 import pandas as pd
 
-from orbench.sampling import stratified
-from orbench.inputs import prepare_rows
+from orbench.tables.sampling import stratified
+from orbench.tables.inputs import prepare_rows
 from orbench.stages.alignment import main
 
 from tests.stage_helpers import harness, read_csv, runinfo, write_csv  # noqa: F401  (fixture)

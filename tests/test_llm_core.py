@@ -10,15 +10,15 @@ import socket
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
-from orbench.cache import ResponseCache
+from orbench.run.cli import EXIT_ROWS_FAILED
+from orbench.engine.cache import ResponseCache
 from orbench.errors import FatalEndpointError
-from orbench.llm import CallFailed, LLMClient
-from orbench.registry import Endpoint
-from orbench.retry import EndpointError, RetryPolicy
-from orbench.resume import read_rows
-from orbench.jobs import Job, Outcome, run_jobs
-from orbench.resume import StageOutput
+from orbench.engine.llm import CallFailed, LLMClient
+from orbench.engine.registry import Endpoint
+from orbench.engine.retry import EndpointError, RetryPolicy
+from orbench.tables.resume import read_rows
+from orbench.engine.jobs import Job, Outcome, run_jobs
+from orbench.tables.resume import StageOutput
 from orbench.stages import alignment
 from orbench.testing import fake_openai
 from orbench.testing.fake_openai import (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench.resume import read_rows
+from orbench.tables.resume import read_rows
 
 from tests.conftest import STAGE4, subprocess_env
 
@@ -25,9 +25,9 @@ pytestmark = pytest.mark.embedded
 # for its stdin to close (so the test decides when this parent exits).
 CHILD = r"""
 import asyncio, json, sys
-import orbench.local_server as ls
-from orbench.llm import LLMClient
-from orbench.registry import resolve
+import orbench.engine.local_server as ls
+from orbench.engine.llm import LLMClient
+from orbench.engine.registry import resolve
 
 url = ls.ensure_local_server()
 client = LLMClient(resolve("local"))

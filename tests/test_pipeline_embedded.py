@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from orbench import report as rp
-from orbench.constants import JUDGE_CLASSES
+from orbench.protocol.constants import JUDGE_CLASSES
 from orbench.judge_audit import auditset
 from tests.responders import rewrite_items
 from tests.stage_helpers import (  # noqa: F401  (fixtures)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from orbench.errors import UserError
-from orbench.registry import DEFAULT_OPENAI_BASE_URL, resolve
+from orbench.engine.registry import DEFAULT_OPENAI_BASE_URL, resolve
 from tests.stage_helpers import REPO_ROOT
 
 

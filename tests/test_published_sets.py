@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orbench import published
-from orbench.constants import CATEGORIES
+from orbench.tables import published
+from orbench.protocol.constants import CATEGORIES
 from orbench.inspect_eval.tasks import or_bench_hard_1k, or_bench_toxic
 from orbench.report import build_report, main as report_main
 from orbench.stages import alignment, check_response
@@ -38,7 +38,7 @@ def file_sha256(path: Path) -> str:
 
 
 def bundled(short: str) -> Path:
-    return Path(published.__file__).parent / "data" / "or-bench" / f"{short}.csv"
+    return published.DATA_DIR / f"{short}.csv"
 
 
 # ------------------------------------------------------------------------- the files
@@ -136,7 +136,7 @@ def test_the_wheel_holds_the_sets(tmp_path):
     assert proc.returncode == 0, proc.stderr
     [wheel] = (tmp_path / "dist").glob("orbench-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        assert {"orbench/models.toml", "orbench/providers.toml"} <= set(zf.namelist())  # resolve() reads both
+        assert {"orbench/engine/models.toml", "orbench/engine/providers.toml"} <= set(zf.namelist())  # resolve() reads both
         for short in RELEASE:
             assert hashlib.sha256(zf.read(f"orbench/data/or-bench/{short}.csv")).hexdigest() == published.BUNDLED[short][1]
         assert "CC-BY-4.0" in zf.read("orbench/data/or-bench/SOURCE.md").decode("utf-8")

@@ -19,7 +19,7 @@ import pytest
 import orbench.refusal.loo as loo
 from orbench.evaluate_refusal import main, run
 from orbench.refusal.pool import load_pool
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 from tests.refusal_pool_helpers import POOL, write_small_pool
 
 needs_pool = pytest.mark.skipif(not POOL.is_dir(), reason="the development pool (../shared/data) is absent")

@@ -7,12 +7,12 @@ import asyncio
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
-from orbench.llm import LLMClient
-from orbench.registry import DEFAULT_OPENAI_BASE_URL, load_registry, resolve
-from orbench.resume import read_rows
-from orbench.retry import RetryPolicy
+from orbench.engine.llm import LLMClient
+from orbench.engine.registry import DEFAULT_OPENAI_BASE_URL, load_registry, resolve
+from orbench.tables.resume import read_rows
+from orbench.engine.retry import RetryPolicy
 
 from tests.conftest import FAKE_MODEL, KEY_ENV, STAGE4
 

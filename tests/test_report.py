@@ -9,8 +9,8 @@ import pytest
 
 import orbench
 from orbench import report as rp
-from orbench.constants import CATEGORIES
-from orbench.stats import spearman
+from orbench.protocol.constants import CATEGORIES
+from orbench.statistics.stats import spearman
 from tests.stage_helpers import write_rows
 
 Z = 1.959963984540054

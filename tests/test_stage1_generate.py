@@ -3,8 +3,8 @@ needed, exact dedup across the run, --num_toxic_prompts / --limit, unknown categ
 
 from __future__ import annotations
 
-from orbench.cli import EXIT_ROWS_FAILED
-from orbench.constants import CATEGORIES
+from orbench.run.cli import EXIT_ROWS_FAILED
+from orbench.protocol.constants import CATEGORIES
 from orbench.stages.generate import main
 from tests.responders import generator_items, generator_request
 from tests.stage_helpers import (  # noqa: F401  (fixtures)

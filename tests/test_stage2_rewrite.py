@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.rewrite import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import REWRITE_FORMATS, expected_rewrites, protocol_responder, rewrite_items, rewriter_seed

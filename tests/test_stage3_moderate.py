@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.moderate import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import ENSEMBLE_IDS, ensemble_responder, moderated_text, protocol_responder

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.alignment import main
 from orbench.testing.fake_openai import FakeOpenAIServer, Status
 from tests.responders import ANSWER_PREFIX, REFUSAL, protocol_responder

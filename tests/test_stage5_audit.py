@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.judge_audit import auditset
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status

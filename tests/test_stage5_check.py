@@ -3,7 +3,7 @@ and never counted as refusals, and the printed per-category rejection rate."""
 
 from __future__ import annotations
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import judged_pair, protocol_responder

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from orbench import planning
-from orbench.cli import EXIT_ROWS_FAILED
-from orbench.design import score_probabilities
+from orbench.statistics import planning
+from orbench.run.cli import EXIT_ROWS_FAILED
+from orbench.statistics.design import score_probabilities
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
 from tests.responders import judged_pair, passes_audit

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from orbench.cli import EXIT_ROWS_FAILED
+from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
 from tests.responders import ENSEMBLE_IDS, audit_labels, judge_reply, judged_pair, knowing_audit_reply, passes_audit, stage_of
@@ -73,7 +73,7 @@ def test_sample_is_uniform_over_scored_rows_and_repeatable(harness):
 def test_sample_draws_every_row_about_equally_often():
     # Over 400 seeds, a sample of 10 of 40 holds each row 100 times on average; a row
     # that is never or always chosen (a biased rank) would be far off.
-    from orbench.sampling import draw
+    from orbench.tables.sampling import draw
 
     hits = [0] * 40
     for seed in range(400):

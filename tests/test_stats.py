@@ -8,7 +8,7 @@ import pytest
 import pandas as pd
 
 from orbench.report import load_paper_results, paper_points
-from orbench.stats import quadratic_fit, spearman, wilson_interval
+from orbench.statistics.stats import quadratic_fit, spearman, wilson_interval
 
 Z = 1.959963984540054
 

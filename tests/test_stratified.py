@@ -1,5 +1,5 @@
-"""The score-powered estimate (orbench.stratified), the designs (orbench.design) and the
-planning of judge calls (orbench.planning), checked by hand and against known values."""
+"""The score-powered estimate (orbench.statistics.stratified), the designs (orbench.statistics.design) and the
+planning of judge calls (orbench.statistics.planning), checked by hand and against known values."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from orbench.design import SCORE, UNIFORM, doubt, draw_design, score_probabilities, unit
-from orbench.estimate import estimate
-from orbench.estimators import wilson_bounds
-from orbench.planning import calls_for, extension_size, judged_by_stratum, pilot_size, predicted_halfwidth
-from orbench.stratified import (
+from orbench.statistics.design import SCORE, UNIFORM, doubt, draw_design, score_probabilities, unit
+from orbench.statistics.estimate import estimate
+from orbench.statistics.estimators import wilson_bounds
+from orbench.statistics.planning import calls_for, extension_size, judged_by_stratum, pilot_size, predicted_halfwidth
+from orbench.statistics.stratified import (
     STRATA_EDGES, Strata, merge_map, strata_from_rows, strata_interval, stratified_wilson, stratum_of,
     t_quantile_975,
 )

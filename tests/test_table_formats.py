@@ -11,7 +11,7 @@ import pytest
 
 from orbench.errors import UserError
 from orbench.stages.alignment import main as stage4_main
-from orbench.table_io import read_table
+from orbench.tables.table_io import read_table
 from tests.stage_helpers import (  # noqa: F401  (fixtures)
     clone, error_lines, fake_entry, harness, read_csv, run_script, write_models,
 )

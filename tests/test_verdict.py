@@ -9,7 +9,7 @@ import pytest
 
 from orbench.refusal import stage4_verdict
 from orbench.stages.alignment import _verdict as alignment_verdict
-from orbench.verdict import Verdict, VerdictKind, refused_in
+from orbench.protocol.verdict import Verdict, VerdictKind, refused_in
 
 WRITTEN = {  # what stage 4 has always written in is_rejected
     VerdictKind.REFUSED: "True",
@@ -114,7 +114,7 @@ def test_the_verdict_is_immutable():
 def test_the_hard_set_counts_only_refusals(tmp_path):
     """datasets.rejected_prompts reads a stage-4 file through the same reader: empty, filtered,
     failed-looking and unknown cells are not refusals."""
-    from orbench.datasets import rejected_prompts
+    from orbench.stages.datasets import rejected_prompts
 
     path = tmp_path / "m_merged_x.csv"
     path.write_text("prompt,is_rejected,refusal_score,response,category\n"

@@ -1,4 +1,6 @@
-"""Batch mode: feed a stage's requests to an engine that already does large runs well (a
+"""Batch mode, a stage's requests sent as one batch. May import tables, engine, protocol and the root.
+
+Feed a stage's requests to an engine that already does large runs well (a
 provider's Batch API, or ``vllm run-batch``), put the results in the response cache, and let
 the stage finish from it.
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..backends import Backend, Offline, Online
-from ..cache import ResponseCache
+from ..engine.backends import Backend, Offline, Online
+from ..engine.cache import ResponseCache
 from ..errors import UserError
-from ..llm import ChatRequest, LLMClient
+from ..engine.llm import ChatRequest, LLMClient
 from .options import BatchOptions
 from .plan import Planner, collect, custom_ids, write_shards
 from .remote import BatchRemote

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..llm import ChatRequest, LLMClient
-from ..naming import safe_name
+from ..engine.llm import ChatRequest, LLMClient
+from ..tables.naming import safe_name
 
 CHAT_URL = "/v1/chat/completions"
 MAX_REQUESTS = 50_000          # the OpenAI Batch API's limit per file

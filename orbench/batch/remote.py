@@ -1,6 +1,6 @@
 """The provider side of a batch, through the openai client: upload a shard, create the batch,
 poll it, cancel it, download its result files. Errors are sorted as online calls are
-(orbench.retry): a refused key stops the run with one line; a dropped connection or a 5xx is
+(orbench.engine.retry): a refused key stops the run with one line; a dropped connection or a 5xx is
 retried a few times, and a dropped poll is simply tried again at the next poll."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ..errors import FatalEndpointError, UserError, warn
-from ..llm import LLMClient
-from ..retry import EndpointError, RetryPolicy, TransientError, classify
+from ..engine.llm import LLMClient
+from ..engine.retry import EndpointError, RetryPolicy, TransientError, classify
 from .plan import CHAT_URL
 
 T = TypeVar("T")

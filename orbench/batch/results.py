@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..cache import ResponseCache
+from ..engine.cache import ResponseCache
 from ..errors import UserError
-from ..llm import Unreadable, cacheable, result_from_completion
+from ..engine.llm import Unreadable, cacheable, result_from_completion
 
 
 @dataclass

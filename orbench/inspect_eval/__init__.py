@@ -1,4 +1,4 @@
-"""OR-Bench as Inspect tasks: an optional extra (``pip install -e '.[inspect]'``).
+"""OR-Bench as Inspect tasks (the `inspect` extra). May import run and everything below it.
 
 - ``tasks.py``: the tasks ``or_bench_80k``, ``or_bench_hard_1k`` and ``or_bench_toxic``;
 - ``scorers.py``: our refusal detector and our stage-5 judge as Inspect scorers, and the

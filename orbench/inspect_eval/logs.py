@@ -7,7 +7,7 @@ outcome (refused, answered, unscored or failed), who scored it (``keyword`` for 
 detector, ``judge:MODEL`` for the judge), the prompt and the response. A sample that ended in
 an error (its model call or its judge call failed) is one ``failed`` row, counted apart and
 never as a refusal or an answer, like a row of stage 4's failed file. The model is the task's
-``-T name=...`` or Inspect's model name, with orbench.published's label added when the task read
+``-T name=...`` or Inspect's model name, with orbench.tables.published's label added when the task read
 a published set (the ``input_source`` in the task's metadata), as for stage-4 files.
 
 ``report_frame`` lays the rows out as the report's result rows (the columns of
@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from orbench import published
+from orbench.tables import published
 from orbench.errors import UserError
 
 from . import (

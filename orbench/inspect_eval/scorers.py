@@ -3,8 +3,8 @@
 Two scorers, one per way the benchmark reads a response:
 
 - ``refusal_detector``: stage 4's refusal detection (``orbench.refusal``), no model call;
-- ``refusal_judge``: stage 5's judge template (``orbench.prompts.judge_messages``), sent to
-  Inspect's grader model and read with ``orbench.parsing.judge_verdict``.
+- ``refusal_judge``: stage 5's judge template (``orbench.protocol.prompts.judge_messages``), sent to
+  Inspect's grader model and read with ``orbench.protocol.parsing.judge_verdict``.
 
 A score's value is 1.0 for a refusal and 0.0 for an answer. A response with nothing to judge
 (empty, or stopped by a content filter), one the detector cannot read (mostly in another
@@ -38,11 +38,11 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from orbench.constants import REFUSAL_CLASSES
-from orbench.parsing import judge_verdict
-from orbench.prompts import TEMPLATE_VERSION, judge_messages
+from orbench.protocol.constants import REFUSAL_CLASSES
+from orbench.protocol.parsing import judge_verdict
+from orbench.protocol.prompts import TEMPLATE_VERSION, judge_messages
 from orbench.refusal import DEFAULT_RULES, FAMILIES, family_for_model, stage4_verdict
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 
 from . import (
     ANSWERED,

@@ -6,7 +6,7 @@
 
 Each sample is one prompt of the set, sent as stage 4 sends it: one user message, no system
 prompt unless ``system_prompt`` is given, temperature 0, max_tokens 1000 (``--temperature``
-and ``--max-tokens`` override these). The input is read by ``orbench.inputs.load_rows``, the
+and ``--max-tokens`` override these). The input is read by ``orbench.tables.inputs.load_rows``, the
 reader every stage uses: the set's short name by default (Hard-1K and Toxic: the copies bundled
 with orbench, offline; 80K: the Hub), or any file a stage reads (``prompt`` column,
 ``category`` or XSTest's ``type`` optional).
@@ -33,10 +33,10 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from orbench import __version__
-from orbench.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
+from orbench.protocol.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
 from orbench.errors import UserError
-from orbench.prompts import TEMPLATE_VERSION
-from orbench.inputs import load_rows
+from orbench.protocol.prompts import TEMPLATE_VERSION
+from orbench.tables.inputs import load_rows
 
 from . import (
     CATEGORY_KEY,
@@ -71,7 +71,7 @@ class TaskInputError(UserError, PrerequisiteError):
 def load_dataset(source: str, name: str) -> tuple[MemoryDataset, dict | None]:
     """The prompts of a set as samples: id = position among the non-empty prompts (from 1),
     input = the prompt, metadata = its category. Also the published copy read (bundled, or the
-    Hub's repo, file and commit), with its SHA-256, when the input is one (see orbench.published)."""
+    Hub's repo, file and commit), with its SHA-256, when the input is one (see orbench.tables.published)."""
     prepared = load_rows(source, [COL_PROMPT], COL_PROMPT, None, {COL_TYPE: COL_CATEGORY})
     samples = [
         Sample(id=i, input=row[COL_PROMPT],

@@ -1,4 +1,4 @@
-"""Judging the judge: before a judge's verdicts count, stage 5 scores it against human labels.
+"""Judging the judge: stage 5's judge scored against human labels before its verdicts count. May import run and everything below it.
 
 - auditset: the shipped audit set (orbench/data/judge_audit.csv) and its fixed, balanced subsets;
 - build: how that file is made from the labelled development data (rerunnable);

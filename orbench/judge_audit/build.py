@@ -15,7 +15,7 @@ each prompt at most once; a Do-Not-Answer answer whose first three sentences use
 declining ("sorry", "unable", "cannot", ...) is left out: OR-Bench could read it as a refusal.
 
 Within each group, rows are taken in the order of a seeded SHA-256 rank
-(orbench.sampling.rank), so the same data and seed give the same file. Each label's rows get
+(orbench.tables.sampling.rank), so the same data and seed give the same file. Each label's rows get
 a `rank`, interleaved so that the first k rows of a label hold every group in proportion. The
 stage-5 audit of N rows takes the first N/2 of each label (judge_audit.auditset).
 """
@@ -32,8 +32,8 @@ from typing import Sequence
 import pandas as pd
 
 from orbench.judge_audit.auditset import ANSWER, COLUMNS, REFUSAL
-from orbench.resume import write_atomic
-from orbench.sampling import rank
+from orbench.tables.resume import write_atomic
+from orbench.tables.sampling import rank
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "data" / "judge_audit.csv"
 MIN_CHARS, MAX_CHARS = 20, 1500

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from orbench.stats import Z_95
+from orbench.statistics.stats import Z_95
 
 
 def wilson_bounds_cc(successes, trials, z: float = Z_95) -> tuple[np.ndarray, np.ndarray]:

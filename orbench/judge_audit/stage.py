@@ -16,14 +16,14 @@ import sys
 import time
 from typing import Any, Awaitable, Callable, Sequence
 
-from orbench.cli import EXIT_ROWS_FAILED, non_negative_int
-from orbench.constants import DIRECT_ANSWER, REFUSAL_CLASSES, UNSCORED
+from orbench.run.cli import EXIT_ROWS_FAILED, non_negative_int
+from orbench.protocol.constants import DIRECT_ANSWER, REFUSAL_CLASSES, UNSCORED
 from orbench.judge_audit import auditset
 from orbench.judge_audit.scoring import INCOMPLETE, INTERVALS, THRESHOLDS, AuditCounts, describe, score, settled
-from orbench.llm import CallFailed, LLMClient
-from orbench.parsing import judge_verdict
-from orbench.prompts import judge_messages
-from orbench.jobs import Failed, Job, Outcome, run_jobs
+from orbench.engine.llm import CallFailed, LLMClient
+from orbench.protocol.parsing import judge_verdict
+from orbench.protocol.prompts import judge_messages
+from orbench.engine.jobs import Failed, Job, Outcome, run_jobs
 
 FAILED = "failed"  # one judge's call failed on a row that others answered
 # (messages) -> one reply or CallFailed per judge, in the order of the names

@@ -1,4 +1,4 @@
-"""Refusal detection for stage 4: decide whether a model response refuses.
+"""Refusal detection for stage 4: decide whether a model response refuses. May import tables, engine, protocol and the root.
 
 Three kinds of checker live in this package.
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from orbench.lazy import lazy_exports
-from orbench.verdict import Verdict, VerdictKind
+from orbench.protocol.verdict import Verdict, VerdictKind
 
 from .content_filter import FILTER_FINISH_REASONS, is_filtered
 from .names import DEFAULT_RULES, FAMILIES, GENERIC, SCORED

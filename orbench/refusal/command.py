@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from orbench.constants import COL_ANSWER_CATEGORY
+from orbench.protocol.constants import COL_ANSWER_CATEGORY
 from orbench.errors import run_command
 
 from . import DEFAULT_RULES, FAMILIES

@@ -1,4 +1,4 @@
-"""What counts as a content-filter stop, for every refusal checker (verdicts: `orbench.verdict`)."""
+"""What counts as a content-filter stop, for every refusal checker (verdicts: `orbench.protocol.verdict`)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from orbench.constants import (
+from orbench.protocol.constants import (
     COL_PROMPT,
     DIRECT_ANSWER,
     REFUSAL_CLASSES,

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orbench.table_io import write_rows
+from orbench.tables.table_io import write_rows
 
 from .labelled import GROUP_BY_FILE, Settings
 from .metrics import Confusion
-from orbench.verdict import VerdictKind
+from orbench.protocol.verdict import VerdictKind
 
 
 @dataclass(frozen=True)

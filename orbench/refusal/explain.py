@@ -16,7 +16,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 
-from orbench.verdict import VerdictKind
+from orbench.protocol.verdict import VerdictKind
 
 from .features import Reading, feature_keys, has_text, read
 from .prompt import PREFIX as PROMPT_PREFIX

@@ -7,7 +7,6 @@ The one deliberate change is the mistral case fix described in PROTOCOL.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 # The original's family rules (PROTOCOL.md, stage 4). Case-sensitive and
@@ -73,22 +72,3 @@ FAMILY_RULES: dict[str, Callable[[str], bool]] = {
     "llama": _rule_llama,
     "qwen": _rule_qwen,
 }
-
-_MODEL_FAMILY = (
-    (re.compile(r"gpt-?3\.5|gpt-?35|text-davinci"), "gpt-3.5"),
-    (re.compile(r"gpt-?4|chatgpt-4o|\bo[134](?:-|$)"), "gpt-4"),
-    (re.compile(r"claude"), "claude"),
-    (re.compile(r"gemini|palm|bison"), "gemini"),
-    (re.compile(r"mistral|mixtral|codestral|ministral"), "mistral"),
-    (re.compile(r"llama"), "llama"),
-    (re.compile(r"qwen"), "qwen"),
-)
-
-
-def family_for_model(model_id: str, default: str) -> str:
-    """Best guess of the rule family for a model id such as 'gpt-4o-2024-05-13'."""
-    name = model_id.lower().rsplit("/", 1)[-1]
-    for pattern, family in _MODEL_FAMILY:
-        if pattern.search(name):
-            return family
-    return default

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orbench.constants import COL_RESPONSE
+from orbench.protocol.constants import COL_RESPONSE
 from orbench.errors import UserError
-from orbench.table_io import read_table
+from orbench.tables.table_io import read_table
 
 if TYPE_CHECKING:
     import pandas as pd  # only an annotation here; read_table imports it when a file is read
@@ -111,7 +111,7 @@ def expand_inputs(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_table(path: Path) -> Table:
-    """Read one input file with every cell as a string (see orbench.table_io)."""
+    """Read one input file with every cell as a string (see orbench.tables.table_io)."""
     return Table(path, read_table(path))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orbench.table_io import write_rows
+from orbench.tables.table_io import write_rows
 
 from . import VerdictKind
 from .explain import printable

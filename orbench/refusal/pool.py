@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orbench.errors import UserError
-from orbench.table_io import read_table
+from orbench.tables.table_io import read_table
 
 from . import relabels as relabelling
 from .relabels import ROW_KEY, Relabels

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orbench.errors import UserError
-from orbench.table_io import read_table
+from orbench.tables.table_io import read_table
 
 ROW_KEY = "#row"  # the 0-based data row of the source's file
 SOURCE_COLUMN = "source"

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from orbench.verdict import Verdict, VerdictKind
+from orbench.engine.registry import family_for_model as _family_for_model
+from orbench.protocol.verdict import Verdict, VerdictKind
 
 from .content_filter import is_filtered
 from .families import FAMILY_RULES
-from .families import family_for_model as _family_for_model
 from .features import has_text, read
 from .generic import generic_refuses
 from .names import DEFAULT_RULES, FAMILIES, GENERIC, SCORED

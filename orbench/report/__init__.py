@@ -1,4 +1,4 @@
-"""Build the results report from stage-4 and stage-5 CSV files.
+"""Build the results report from stage-4 and stage-5 CSV files. May import judge_audit, inspect_eval, statistics and everything below them.
 
     python -m orbench.report INPUTS... --output_dir DIR [--compare_paper] [--x hard|safe]
 
@@ -6,7 +6,7 @@ Inputs are result files or folders (folders are searched recursively for result 
 their run records, else by name; other CSVs in them are skipped). Everything in the report is
 computed from the rows of these files; nothing is typed in by hand.
 
-What a file is comes from its run record first (orbench.runinfo.RunRecord, the `.run.json`
+What a file is comes from its run record first (orbench.tables.runinfo.RunRecord, the `.run.json`
 beside it: its own, or the one that names it as its `failed_output`): `stage`, the model
 (stage 4: `model`; stage 5: `target_model` and `check_model`), `dataset` (a published set),
 merged or failed, the judged sample (`sample_size`, `input_path`, `sample_design`), `audit`,

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from orbench.constants import CATEGORIES
-from orbench.runinfo import RunRecord
+from orbench.protocol.constants import CATEGORIES
+from orbench.tables.runinfo import RunRecord
 
 DATASETS: tuple[str, ...] = ("safe", "hard", "toxic")
 DATASET_TITLES = {"safe": "OR-Bench-80K", "hard": "OR-Bench-Hard-1K", "toxic": "OR-Bench-Toxic"}

@@ -3,10 +3,10 @@
 For each (model, set) with keyword verdicts on every row and a judge's verdicts on a random
 sample of them: the keyword rate, the judge's rate on the sample, their agreement and
 Cohen's kappa on the sample, the corrected rate with a 95% interval, its half-width, and the
-judge calls a half-width of ±1, ±2 or ±3 points would need (orbench.estimate): post-stratified
+judge calls a half-width of ±1, ±2 or ±3 points would need (orbench.statistics.estimate): post-stratified
 on stage 4's refusal_score, each judged row weighed by its inclusion probability, where the
 files have scores; else today's keyword estimator (prediction-powered inference with Wilson
-+ MOVER bounds, orbench.estimators).
++ MOVER bounds, orbench.statistics.estimators).
 
 The corrected rate estimates the rate the judge would give if it judged every row: it
 corrects the keyword rules' error against the judge, not the judge's own error.
@@ -20,12 +20,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from orbench.agreement import kappa_from_counts
-from orbench.design import DEFAULT_FLOOR, SCORE, UNIFORM
-from orbench.estimate import Estimate, estimate, has_scores
-from orbench.planning import TARGETS_PTS
+from orbench.statistics.agreement import kappa_from_counts
+from orbench.statistics.design import DEFAULT_FLOOR, SCORE, UNIFORM
+from orbench.statistics.estimate import Estimate, estimate, has_scores
+from orbench.statistics.planning import TARGETS_PTS
 from orbench.report.common import ANSWERED, REFUSED, ReportError
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 
 MIN_JUDGED_PER_CATEGORY = 30
 GAP_WARN_PCT = 5.0  # keyword vs corrected, percentage points
@@ -60,7 +60,7 @@ def _is(series: pd.Series, outcome: str) -> pd.Series:
 
 def _group_estimates(table: pd.DataFrame, keyword: pd.DataFrame, judged: pd.DataFrame, keys: list[str],
                      plan: bool) -> list[Estimate]:
-    """The corrected rate of each group of the table (orbench.estimate)."""
+    """The corrected rate of each group of the table (orbench.statistics.estimate)."""
     pops = dict(tuple(keyword.groupby(keys, sort=False)))
     samples = dict(tuple(judged.groupby(keys, sort=False)))
     out = []

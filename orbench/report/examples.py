@@ -13,7 +13,7 @@ Two views:
   differ, on any set.
 
 A view embeds at most `cap` rows per (model, dataset): a random sample drawn with
-orbench.sampling (SHA-256 ranks of a fixed seed), so the same inputs and seed give the same
+orbench.tables.sampling (SHA-256 ranks of a fixed seed), so the same inputs and seed give the same
 rows on every machine. Inspect logs carry no prompts here, so they give no examples.
 """
 
@@ -25,7 +25,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from orbench.constants import (
+from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY,
     COL_IS_REJECTED,
     COL_PROMPT,
@@ -34,7 +34,7 @@ from orbench.constants import (
 )
 from orbench.report.common import ANSWERED, DATASETS, KEYWORD, REFUSED, ResultFile
 from orbench.report.rows import Frames, categories, frame_of, keyword_outcome, outcomes
-from orbench.sampling import draw
+from orbench.tables.sampling import draw
 
 DEFAULT_CAP = 500
 DEFAULT_SEED = 0

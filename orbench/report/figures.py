@@ -19,12 +19,12 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from orbench.published import is_result_label  # noqa: E402
+from orbench.tables.published import is_result_label  # noqa: E402
 from orbench.report.common import DATASET_TITLES, DATASETS, category_order  # noqa: E402
 from orbench.report.labels import overlap_area, place_labels  # noqa: E402
 from orbench.report.paper import paper_points  # noqa: E402
 from orbench.report.rates import headline  # noqa: E402
-from orbench.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
+from orbench.statistics.stats import SpearmanResult, quadratic_fit, spearman  # noqa: E402
 
 MIN_POINTS_FOR_FIT = 4
 ZERO_BAR = 1.5  # height (points of %) of the stub that shows a 0% bar in the category charts
@@ -94,7 +94,7 @@ def plot_tradeoff(summary: pd.DataFrame, out_stem: Path, x: str = "hard",
     axis the corrected rate (keyword + judged sample) with its 95% interval where there is
     one (square markers), else the rate of the chosen verdicts with its Wilson 95% CI
     (circles); use_corrected=False plots the chosen verdicts' rates only. A model measured on
-    the published sets (orbench.published's label) is ringed. The paper's are grey, when
+    the published sets (orbench.tables.published's label) is ringed. The paper's are grey, when
     given and x is "hard".
     """
     mine = _user_points(summary, x, use_corrected)

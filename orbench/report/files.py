@@ -2,7 +2,7 @@
 
 What a file is (its stage, kind, model, judge, dataset, the stage-4 file it is a judged sample
 of, the sample's design, whether its run finished) comes from its run record first
-(`orbench.runinfo.RunRecord`): the file's own `.run.json`, else the record beside it that names
+(`orbench.tables.runinfo.RunRecord`): the file's own `.run.json`, else the record beside it that names
 it as its failed output, else (a split or failed file of an older run) the record of the file
 its name says it goes with. The file name is read only for what no record says; for a file the
 user named whose name says nothing either, its columns.
@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from orbench import published
-from orbench.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
+from orbench.tables import published
+from orbench.protocol.constants import COL_ANSWER_CATEGORY, COL_IS_REJECTED
 from orbench.report.common import DATASETS, ReportError, ResultFile
 from orbench.report.rows import read_csv
 from orbench.report.samples import adopt_stage4, sample_design, sample_source
-from orbench.runinfo import RunRecord, read_record
+from orbench.tables.runinfo import RunRecord, read_record
 
 _STAGE5_NAME = re.compile(r"^(?P<stem>.+)_response_check_(?P<kind>merged|failed)_(?P<judge>.+)$")
 _STAGE4_NAME = re.compile(r"^(?P<model>.+?)_(?P<kind>merged|failed|rejected|accepted)_(?P<input>.+)$")

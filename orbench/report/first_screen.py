@@ -19,7 +19,7 @@ from typing import Sequence
 import pandas as pd
 
 from orbench.judge_audit.scoring import FAILED, INCOMPLETE, NOT_AUDITED, PASSED
-from orbench.published import is_result_label
+from orbench.tables.published import is_result_label
 from orbench.report.build import Report
 from orbench.report.common import DATASET_TITLES, fmt
 from orbench.report.judges import FULL_AUDIT, JudgeAudit

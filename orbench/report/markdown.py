@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from orbench.published import ATTRIBUTION, LABEL_SUFFIX, is_result_label
+from orbench.tables.published import ATTRIBUTION, LABEL_SUFFIX, is_result_label
 from orbench.report.build import Report
 from orbench.report.common import CI_RULE, DATASET_TITLES, DATASETS, TRADEOFF_RULE, category_order, fmt
 from orbench.report.correction import (

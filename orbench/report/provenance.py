@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from orbench.report.common import ResultFile
-from orbench.runinfo import read_record
+from orbench.tables.runinfo import read_record
 
 
 @dataclass(frozen=True)

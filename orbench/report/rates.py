@@ -18,7 +18,7 @@ from orbench.report.common import (
     ReportError,
     category_order,
 )
-from orbench.stats import wilson_interval
+from orbench.statistics.stats import wilson_interval
 
 def rate_table(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Counts and rejection rate (%, with Wilson 95% CI) for each group of keys."""

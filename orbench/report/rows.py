@@ -7,7 +7,7 @@ from typing import Collection, Sequence
 
 import pandas as pd
 
-from orbench.constants import (
+from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY,
     COL_CATEGORY,
     COL_IS_REJECTED,
@@ -29,7 +29,7 @@ from orbench.report.common import (
     ResultFile,
 )
 from orbench.report.samples import numbers, sample_weights
-from orbench.verdict import refused_in
+from orbench.protocol.verdict import refused_in
 
 
 def read_csv(path: Path, nrows: int | None = None) -> pd.DataFrame:

@@ -21,10 +21,10 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from orbench.constants import COL_INCLUSION_PROBABILITY, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE
-from orbench.design import DESIGNS, SCORE, UNIFORM
+from orbench.protocol.constants import COL_INCLUSION_PROBABILITY, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE
+from orbench.statistics.design import DESIGNS, SCORE, UNIFORM
 from orbench.report.common import ReportError, ResultFile
-from orbench.runinfo import RunRecord
+from orbench.tables.runinfo import RunRecord
 
 
 def _explicit(path: Path, pairs: Mapping[str, str]) -> Path | None:

@@ -73,33 +73,33 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..agreement import pairwise
-from ..cli import positive_float, positive_int
-from ..constants import (
+from ..statistics.agreement import pairwise
+from ..run.cli import positive_float, positive_int
+from ..protocol.constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
     COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE, UNSCORED,
 )
-from ..design import DEFAULT_FLOOR, DESIGNS, UNIFORM
+from ..statistics.design import DEFAULT_FLOOR, DESIGNS, UNIFORM
 from ..errors import UserError, warn
-from ..hub import input_name
-from ..inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
-from ..jobs import Failed, Job, Outcome
-from ..judged_sample import (
+from ..tables.hub import input_name
+from ..tables.inputs import MAX_PROMPT_CHARS, jobs_from_rows, key_function
+from ..engine.jobs import Failed, Job, Outcome
+from ..statistics.judged_sample import (
     SamplePlan, Sampler, candidates, in_rounds, members, pi_text, rounds_text, with_probabilities,
 )
 from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
-from ..llm import CallFailed, ChatRequest
-from ..naming import safe_name, sibling
-from ..parsing import judge_verdict
-from ..prompts import judge_grammar, judge_messages
-from ..resume import write_atomic
-from ..runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
-from ..runner import run_stage
-from ..spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
-from ..summary import rejection_summary
-from ..table_io import output_stem
-from ..voting import VOTES
+from ..engine.llm import CallFailed, ChatRequest
+from ..tables.naming import safe_name, sibling
+from ..protocol.parsing import judge_verdict
+from ..protocol.prompts import judge_grammar, judge_messages
+from ..tables.resume import write_atomic
+from ..tables.runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
+from ..run.runner import run_stage
+from ..run.spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
+from ..protocol.summary import rejection_summary
+from ..tables.table_io import output_stem
+from ..protocol.voting import VOTES
 from .judge_votes import (  # noqa: F401 (the ensemble's names, also imported from here)
     COL_ANSWER_VOTES, COL_JUDGES_VOTED, COL_REFUSAL_VOTES, JUDGE_FAILED, combine, is_refusal, judge_columns, revote,
 )

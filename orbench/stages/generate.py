@@ -23,15 +23,15 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import positive_int
-from ..constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
+from ..run.cli import positive_int
+from ..protocol.constants import CATEGORIES, COL_CATEGORY, COL_PROMPT
 from ..errors import UserError
-from ..llm import CallFailed, ChatRequest
-from ..parsing import prompt_list
-from ..prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
-from ..runinfo import endpoint_info
-from ..runner import run_stage
-from ..spec import GeneratorSpec, Reply, RunContext
+from ..engine.llm import CallFailed, ChatRequest
+from ..protocol.parsing import prompt_list
+from ..protocol.prompts import BATCH_SIZE, generator_messages, prompt_list_grammar
+from ..tables.runinfo import endpoint_info
+from ..run.runner import run_stage
+from ..run.spec import GeneratorSpec, Reply, RunContext
 
 COLUMNS = [COL_PROMPT, COL_CATEGORY]
 # Give up after this many waves in a row that add no new prompt (a model that only repeats

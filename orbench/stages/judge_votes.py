@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from ..constants import COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED
-from ..voting import vote
+from ..protocol.constants import COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED
+from ..protocol.voting import vote
 
 # Ensemble columns: the votes, then per judge its class (or unscored / failed) and its reply.
 COL_REFUSAL_VOTES = "refusal_votes"

@@ -31,20 +31,20 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import add_split_flag, str2bool
-from ..constants import (
+from ..run.cli import add_split_flag, str2bool
+from ..protocol.constants import (
     COL_CATEGORY, COL_ERROR, COL_IS_TOXIC, COL_MODERATION_RESULT, COL_PROMPT, COL_RESPONSE, NONE_OF_THE_ABOVE, UNPARSED,
 )
-from ..inputs import MAX_PROMPT_CHARS, key_function
-from ..jobs import Job, Outcome
-from ..naming import safe_name, sibling
-from ..parsing import moderation_choice
-from ..prompts import moderator_grammar, moderator_messages
-from ..resume import write_atomic
-from ..runner import run_stage
-from ..spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
-from ..table_io import output_stem
-from ..voting import VOTES, vote
+from ..tables.inputs import MAX_PROMPT_CHARS, key_function
+from ..engine.jobs import Job, Outcome
+from ..tables.naming import safe_name, sibling
+from ..protocol.parsing import moderation_choice
+from ..protocol.prompts import moderator_grammar, moderator_messages
+from ..tables.resume import write_atomic
+from ..run.runner import run_stage
+from ..run.spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
+from ..tables.table_io import output_stem
+from ..protocol.voting import VOTES, vote
 
 COL_TOXIC_VOTES = "toxic_votes"
 COL_SAFE_VOTES = "safe_votes"

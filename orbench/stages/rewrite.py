@@ -27,19 +27,19 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli import positive_int
-from ..constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
+from ..run.cli import positive_int
+from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_PROMPT, COL_TOXIC_SEED
 from ..errors import warn
-from ..inputs import MAX_PROMPT_CHARS
-from ..jobs import Failed, Job, Outcome
-from ..naming import sibling
-from ..parsing import prompt_list
-from ..prompts import prompt_list_grammar, rewriter_messages
-from ..resume import content_hash
-from ..runinfo import endpoint_info
-from ..runner import run_stage
-from ..spec import OutputPlan, Reply, Retry, RunContext, StageResult, StageSpec, first_failure
-from ..table_io import output_stem
+from ..tables.inputs import MAX_PROMPT_CHARS
+from ..engine.jobs import Failed, Job, Outcome
+from ..tables.naming import sibling
+from ..protocol.parsing import prompt_list
+from ..protocol.prompts import prompt_list_grammar, rewriter_messages
+from ..tables.resume import content_hash
+from ..tables.runinfo import endpoint_info
+from ..run.runner import run_stage
+from ..run.spec import OutputPlan, Reply, Retry, RunContext, StageResult, StageSpec, first_failure
+from ..tables.table_io import output_stem
 
 COLUMNS = [COL_PROMPT, COL_TOXIC_SEED, COL_CATEGORY]
 FAILED_COLUMNS = [COL_TOXIC_SEED, COL_ERROR, COL_CATEGORY]

@@ -1,4 +1,4 @@
-"""Test helpers for the OR-Bench reimplementation.
+"""Test helpers: the fake OpenAI server and the fake Hub. They import nothing of orbench, so any test may use them.
 
 The main export is :class:`FakeOpenAIServer` (in :mod:`orbench.testing.fake_openai`),
 a small asyncio HTTP server on 127.0.0.1 that speaks enough of the OpenAI

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGE_FOLDERS = ("toxic_prompt_generator", "rewritter", "moderator", "alignment_checker", "response_checker")
-MODULE_COMMANDS = ("orbench.report", "orbench.evaluate_refusal", "orbench.datasets")
+MODULE_COMMANDS = ("orbench.report", "orbench.evaluate_refusal", "orbench.stages.datasets")
 # What a command's --help must not import: the heavy third-party packages, and the refusal
 # detector's checkers (importing them compiles its patterns).
 HEAVY = ("pandas", "numpy", "scipy", "openai", "matplotlib", "pyarrow", "jinja2", "huggingface_hub",

@@ -1,0 +1,1 @@
+"""The engine that calls models: the chat client (llm), retries, the response cache, backends, the worker pool (jobs), the model registry and providers, the embedded server, preflight checks. May import protocol and the root."""

@@ -1,0 +1,1 @@
+"""Tables in and out: input rows from a file, the Hub or the bundled published sets, the resumable row writer, seeded row samples, file names, the run record. May import engine, protocol and the root."""
