@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import pytest
+
 from orbench.testing.fake_openai import (
     EmptyChoices,
     FakeOpenAIServer,
@@ -261,3 +263,23 @@ def runinfo(output: Path) -> dict:
 
 def chat(server: FakeOpenAIServer) -> list:
     return [r for r in server.requests if r.path.endswith("/chat/completions") and isinstance(r.body, dict)]
+
+
+ALL_STAGES = [pytest.param(n, id=f"stage{n}") for n in (1, 2, 3, 4, 5)]
+FILE_STAGES = [pytest.param(n, id=f"stage{n}") for n in (2, 3, 4, 5)]
+
+
+def stage_input(stage: int, folder: Path, n: int, markers: Sequence[str] = ()) -> Path | None:
+    """Stage ``stage``'s input file of ``n`` rows in ``folder`` (stage 1 reads none)."""
+    if stage == 1:
+        return None
+    name = {2: "seeds.csv", 3: "texts.csv", 4: "prompts.csv", 5: "answers.csv"}[stage]
+    return write_csv(folder / name, input_rows(stage, n, markers=markers))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """The folder the stage subprocesses run in."""
+    d = tmp_path / "work"
+    d.mkdir()
+    return d
