@@ -23,9 +23,9 @@ import pandas as pd
 from orbench.statistics.agreement import kappa_from_counts
 from orbench.statistics.design import DEFAULT_FLOOR, SCORE, UNIFORM
 from orbench.statistics.estimate import Estimate, estimate, has_scores
+from orbench.statistics.estimators import wilson_bounds
 from orbench.statistics.planning import TARGETS_PTS
 from orbench.report.common import ANSWERED, REFUSED, ReportError
-from orbench.statistics.stats import wilson_interval
 
 MIN_JUDGED_PER_CATEGORY = 30
 GAP_WARN_PCT = 5.0  # keyword vs corrected, percentage points
@@ -108,8 +108,7 @@ def correction_table(results: pd.DataFrame, keys: Sequence[str], judge: str | No
     usable = (n >= max(1, min_judged)) & (big_n > 0)
     estimates = _group_estimates(table, keyword, judged, keys, plan)
     _add_rates(table, n, big_n)
-    _add_estimates(table, estimates, usable)
-    _census_intervals(table, n, big_n, usable)
+    _add_estimates(table, estimates, usable, census=(n >= big_n) & (n > 0))
     table["design"] = groups_design(table, judged, keys)
     table["note"] = _notes(n, big_n, min_judged)
     return table[columns]
@@ -161,9 +160,15 @@ def _add_rates(table: pd.DataFrame, n: np.ndarray, big_n: np.ndarray) -> None:
     table["kappa"] = [kappa_from_counts(*c) for c in table[["s11", "s10", "s01", "s00"]].itertuples(index=False)]
 
 
-def _add_estimates(table: pd.DataFrame, estimates: list[Estimate], usable: np.ndarray) -> None:
-    """The corrected rate, its interval, half-width, estimator and judge calls (usable groups)."""
+def _add_estimates(table: pd.DataFrame, estimates: list[Estimate], usable: np.ndarray, census: np.ndarray) -> None:
+    """The corrected rate, its interval, half-width, estimator and judge calls (usable groups).
+
+    A sample that holds every scored row (``census``) leaves no sampling error, and the
+    estimator's interval would have little or no width: such a group gets the judge's Wilson
+    interval over its rows, the interval of the paper's "judge every row" path."""
     est, low, high = (np.array([getattr(e, a) for e in estimates], dtype=float) for a in ("rate", "low", "high"))
+    judge_low, judge_high = wilson_bounds(table["s11"] + table["s10"], table["judged_sample"])
+    low, high = np.where(census, judge_low, low), np.where(census, judge_high, high)
     table["corrected_pct"] = np.where(usable, 100.0 * est, np.nan)
     table["corrected_ci_low_pct"] = np.where(usable, 100.0 * low, np.nan)
     table["corrected_ci_high_pct"] = np.where(usable, 100.0 * high, np.nan)
@@ -171,17 +176,6 @@ def _add_estimates(table: pd.DataFrame, estimates: list[Estimate], usable: np.nd
     table["estimator"] = [e.estimator if u else "" for e, u in zip(estimates, usable)]
     for p, col in zip(TARGETS_PTS, PLAN_COLUMNS):
         table[col] = [e.calls.get(p, np.nan) if u else np.nan for e, u in zip(estimates, usable)]
-
-
-def _census_intervals(table: pd.DataFrame, n: np.ndarray, big_n: np.ndarray, usable: np.ndarray) -> None:
-    """A sample that holds every scored row leaves no sampling error in the corrected rate,
-    and its interval would have no width. Such a group is read as the paper's "judge every
-    row" is: the judge's rate with its Wilson interval, the same interval as that path."""
-    refused = (table["s11"] + table["s10"]).to_numpy()
-    for i in np.flatnonzero(usable & (n >= big_n) & (n > 0)):
-        low, high = wilson_interval(int(refused[i]), int(n[i]))
-        table.loc[table.index[i], ["corrected_ci_low_pct", "corrected_ci_high_pct"]] = [100.0 * low, 100.0 * high]
-        table.loc[table.index[i], "halfwidth_pts"] = 50.0 * (high - low)
 
 
 def _notes(n: np.ndarray, big_n: np.ndarray, min_judged: int) -> list[str]:
