@@ -131,35 +131,6 @@ class ClientStats:
     completion_tokens: int = 0
 
 
-PROBE_SECONDS = 10.0
-
-
-def unreachable(base_url: str, seconds: float) -> str | None:
-    """Why nothing accepts a connection at ``base_url``'s host and port (refused, an unknown
-    host, a timeout), or None when something does. A TCP connection only: no request is sent,
-    so no server sees it. Behind a proxy (the *_PROXY variables) the answer is not ours to
-    know, and None is returned."""
-    import os
-    import socket
-    from urllib.parse import urlsplit
-
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
-                                       "ALL_PROXY", "all_proxy")):
-        return None
-    parts = urlsplit(base_url)
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as err:
-        return str(err)
-    if not parts.hostname:
-        return "no host in the URL"
-    try:
-        with socket.create_connection((parts.hostname, port), timeout=seconds):
-            return None
-    except OSError as err:  # refused, unknown host, unreachable network, timeout
-        return str(err) or type(err).__name__
-
-
 class LLMClient:
     """Calls one endpoint (one or more replicas of one model)."""
 
@@ -303,6 +274,8 @@ class LLMClient:
 
     async def _probe(self) -> None:
         """Once per client: every base URL's host must accept a connection."""
+        from .preflight import PROBE_SECONDS, unreachable
+
         if self._probe_lock is None:
             self._probe_lock = asyncio.Lock()
         async with self._probe_lock:

@@ -1,5 +1,6 @@
 """Checks before a run spends anything: every role's model resolves (its key is set), and its
-endpoint answers.
+endpoint answers. Also `unreachable`, the TCP check a stage's client makes before its first
+request that leaves the cache (engine/llm.py).
 
 Reachability is one GET {base_url}/models per endpoint with a short timeout
 ($ORBENCH_PREFLIGHT_TIMEOUT seconds, default 5), carrying the endpoint's own key and nothing
@@ -19,10 +20,36 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Sequence
+from urllib.parse import urlsplit
 
 from ..errors import UserError, warn
 from .providers import models_checks_key
 from .registry import Endpoint, resolve
+
+PROBE_SECONDS = 10.0
+
+
+def unreachable(base_url: str, seconds: float) -> str | None:
+    """Why nothing accepts a connection at ``base_url``'s host and port (refused, an unknown
+    host, a timeout), or None when something does. A TCP connection only: no request is sent,
+    so no server sees it. Behind a proxy (the *_PROXY variables) the answer is not ours to
+    know, and None is returned."""
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+                                       "ALL_PROXY", "all_proxy")):
+        return None
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as err:
+        return str(err)
+    if not parts.hostname:
+        return "no host in the URL"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=seconds):
+            return None
+    except OSError as err:  # refused, unknown host, unreachable network, timeout
+        return str(err) or type(err).__name__
+
 
 TIMEOUT_ENV = "ORBENCH_PREFLIGHT_TIMEOUT"
 DEFAULT_TIMEOUT = 5.0

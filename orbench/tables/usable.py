@@ -68,11 +68,14 @@ def _column_reason(column: str, good: Callable[[str], bool], what: str) -> Calla
     return reason
 
 
+_verdict_reason = _column_reason(COL_ANSWER_CATEGORY, lambda v: v in JUDGE_CLASSES, "has a readable verdict")
+
+
 def _judged_reason(paths: Sequence[Path], rows: list[dict[str, str]]) -> str | None:
     # A judge that failed its audit was sent no row on purpose: nothing to stop for.
     if all(_record(p).get("judge_skipped") for p in paths):
         return None
-    return _column_reason(COL_ANSWER_CATEGORY, lambda v: v in JUDGE_CLASSES, "has a readable verdict")(paths, rows)
+    return _verdict_reason(paths, rows)
 
 
 KINDS: dict[str, Callable[..., str | None]] = {
