@@ -28,7 +28,7 @@ from ..tables.resume import StageOutput
 from ..tables.runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
 from .rounds import run_rounds
 from .runplan import lines_for_requests, one_line, stage_label
-from .spec import Ask, GeneratorSpec, Retry, RunContext, RunRows, StageResult, StageSpec, Transform
+from .spec import Ask, GeneratorSpec, Retry, RunContext, StageResult, StageSpec, Transform
 
 
 def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc: str | None = None,
