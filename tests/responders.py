@@ -272,3 +272,25 @@ def passes_audit(responder):
 def ensemble_responder(request: Mapping[str, Any]) -> Any:
     """Moderation by model id: moderator ``ENSEMBLE_IDS[i]`` votes letter i of VOTES=..."""
     return moderator_reply(moderated_text(request), request.get("model"))
+
+
+def passing_judge(request: Mapping[str, Any]) -> Any:
+    """A judge that knows the audit's labels (it passes its audit) and judges the stage's rows
+    as `judge_reply` does."""
+    if stage_of(request) == "audit":
+        return knowing_audit_reply(request, audit_labels())
+    return judge_reply(*judged_pair(request))
+
+
+class AuditCallsDown:
+    """`inner`, except that the given audit items get a 400 while ``down`` is True: an audit
+    with failed calls, which a later run (``down = False``) finishes."""
+
+    def __init__(self, inner, items) -> None:
+        self.inner, self.down = inner, True
+        self.failing = {(i.prompt, i.response) for i in items}
+
+    def __call__(self, request: Mapping[str, Any]) -> Any:
+        if self.down and judged_pair(request) in self.failing:
+            return Status(400, message="judge down for this one")
+        return self.inner(request)

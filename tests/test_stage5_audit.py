@@ -15,8 +15,7 @@ import pytest
 from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.judge_audit import auditset
 from orbench.stages.check_response import main
-from orbench.testing.fake_openai import Status
-from tests.responders import ENSEMBLE_IDS, audit_labels, judge_reply, judged_pair, stage_of
+from tests.responders import ENSEMBLE_IDS, AuditCallsDown, judged_pair, passing_judge, stage_of
 from tests.stage_helpers import chat_requests, error_lines, harness, read_csv, runinfo, write_csv  # noqa: F401
 
 ROWS = {"How do I kill a stuck process?": "Use kill -9 with its id.",
@@ -30,13 +29,6 @@ def stage4(work):
                                       "category": ["harmful"] * len(ROWS), "is_rejected": ["False", "True"]})
 
 
-def oracle(request):
-    """A judge that knows the audit's labels (and judges the stage's rows as usual)."""
-    if stage_of(request) == "audit":
-        return REFUSAL if audit_labels()[judged_pair(request)] == "refusal" else ANSWER
-    return judge_reply(*judged_pair(request))
-
-
 def coin(request):
     """A judge that answers at random (a fixed coin per pair, so reruns agree)."""
     digest = hashlib.sha256("|".join(judged_pair(request)).encode()).digest()
@@ -48,7 +40,7 @@ def audit_of(work, name=OUT) -> dict:
 
 
 def test_a_judge_that_knows_the_labels_passes_and_audit_rows_stay_out_of_the_output(harness):
-    srv = harness.serve(oracle)
+    srv = harness.serve(passing_judge)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=40") == 0
     audit = audit_of(harness.work)
@@ -103,14 +95,7 @@ def test_a_random_an_always_refusing_and_an_unreadable_judge_fail(harness, capsy
 
 
 def test_failed_audit_calls_are_failed_not_a_class_and_asked_again(harness, capsys):
-    down = {"on": True}
-    failing = {(i.prompt, i.response) for i in auditset.subset(10)[:3]}
-
-    def flaky(request):
-        if down["on"] and judged_pair(request) in failing:
-            return Status(400, message="judge down for this one")
-        return oracle(request)
-
+    flaky = AuditCallsDown(passing_judge, auditset.subset(10)[:3])
     srv = harness.serve(flaky)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10") == EXIT_ROWS_FAILED
@@ -121,7 +106,7 @@ def test_failed_audit_calls_are_failed_not_a_class_and_asked_again(harness, caps
     assert "3 audit call(s) failed" in capsys.readouterr().err
     assert len(audit["failed_rows"]) == 3 and not (harness.work / "r_response_check_failed_fake.csv").exists()
     # The next run asks only the three again, and the audit is complete.
-    down["on"] = False
+    flaky.down = False
     before = len(chat_requests(srv, "audit"))
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10") == 0
     assert len(chat_requests(srv, "audit")) == before + 3
@@ -132,7 +117,7 @@ def test_an_ensemble_records_each_judge_and_the_vote(harness):
     def by_model(request):
         if stage_of(request) == "audit" and request["model"] == ENSEMBLE_IDS[2]:
             return REFUSAL  # the third judge always says refusal: outvoted
-        return oracle(request)
+        return passing_judge(request)
 
     srv = harness.serve(by_model, name=None, models=ENSEMBLE_IDS)
     for name, model_id in zip("abc", ENSEMBLE_IDS):
@@ -146,7 +131,7 @@ def test_an_ensemble_records_each_judge_and_the_vote(harness):
 
 
 def test_audit_off_and_too_large(harness, capsys):
-    srv = harness.serve(oracle)
+    srv = harness.serve(passing_judge)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=0") == 0
     assert audit_of(harness.work) is None and chat_requests(srv, "audit") == []
@@ -158,7 +143,7 @@ def test_audit_off_and_too_large(harness, capsys):
 
 
 def test_in_batch_mode_the_audit_and_the_rows_come_from_batches(harness):
-    srv = harness.serve(oracle)
+    srv = harness.serve(passing_judge)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=12", "--batch",
                        "--batch_poll_seconds=0") == 0

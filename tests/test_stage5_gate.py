@@ -16,7 +16,7 @@ from orbench.run.cli import EXIT_ROWS_FAILED
 from orbench.judge_audit import auditset
 from orbench.stages.check_response import main
 from orbench.testing.fake_openai import Status
-from tests.responders import ENSEMBLE_IDS, audit_labels, judge_reply, judged_pair, knowing_audit_reply, stage_of
+from tests.responders import ENSEMBLE_IDS, AuditCallsDown, judged_pair, passing_judge, stage_of
 from tests.stage_helpers import chat_requests, error_lines, harness, read_csv, runinfo, write_csv  # noqa: F401
 
 N_ROWS = 12
@@ -30,13 +30,6 @@ def stage4(work, n=N_ROWS):
     responses = ["I'm sorry, but I can't help with that." if i % 2 else f"Here is how to do task {i}." for i in range(n)]
     return write_csv(work / "r.csv", {"prompt": prompts, "response": responses, "category": ["harmful"] * n,
                                       "is_rejected": [str(bool(i % 2)) for i in range(n)]})
-
-
-def oracle(request):
-    """Passes its audit (it knows the labels); judges the rows as the protocol responder does."""
-    if stage_of(request) == "audit":
-        return knowing_audit_reply(request, audit_labels())
-    return judge_reply(*judged_pair(request))
 
 
 def always_refusal(request):
@@ -90,7 +83,7 @@ def test_the_override_judges_every_row_from_the_start(harness):
 
 
 def test_a_judge_that_passes_is_audited_first_then_judges_the_rows(harness):
-    srv = harness.serve(oracle)
+    srv = harness.serve(passing_judge)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10") == 0
     kinds = [stage_of(r.body) for r in chat_requests(srv)]
@@ -108,7 +101,7 @@ def test_a_resumed_run_never_pays_for_the_audit_twice(harness):
     def flaky_rows(request):  # the rows' judge fails on some rows in the first run
         if down["on"] and stage_of(request) == "judge" and judged_pair(request)[0].endswith(("3?", "7?")):
             return Status(400, message="judge down for this row")
-        return oracle(request)
+        return passing_judge(request)
 
     srv = harness.serve(flaky_rows)
     stage4(harness.work)
@@ -125,14 +118,7 @@ def test_a_resumed_run_never_pays_for_the_audit_twice(harness):
 
 
 def test_an_undecided_audit_holds_the_rows_back_until_it_is_finished(harness, capsys):
-    down = {"on": True}
-    failing = {(i.prompt, i.response) for i in auditset.subset(10)[:3]}
-
-    def flaky_audit(request):
-        if down["on"] and judged_pair(request) in failing:
-            return Status(400, message="judge down for this one")
-        return oracle(request)
-
+    flaky_audit = AuditCallsDown(passing_judge, auditset.subset(10)[:3])
     srv = harness.serve(flaky_audit)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10") == EXIT_ROWS_FAILED
@@ -142,7 +128,7 @@ def test_an_undecided_audit_holds_the_rows_back_until_it_is_finished(harness, ca
     assert info["judge_skipped"]["reason"] == "incomplete" and info["complete"] is False
     err = capsys.readouterr().err
     assert "audit is incomplete (3 of 10 calls failed" in err and "run the same command again" in err
-    down["on"] = False
+    flaky_audit.down = False
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10") == 0
     assert len(chat_requests(srv, "audit")) == 10 + 3 and len(row_requests(srv)) == N_ROWS
     info = runinfo(harness.work / OUT)
@@ -172,7 +158,7 @@ def test_failed_audit_calls_that_cannot_save_a_failing_judge_do_not_hold_it(harn
 
 def test_an_ensemble_is_gated_by_its_vote(harness):
     def two_refuse(request):  # judges b and c always say refusal: the vote fails
-        return oracle(request) if request["model"] == ENSEMBLE_IDS[0] else REFUSAL
+        return passing_judge(request) if request["model"] == ENSEMBLE_IDS[0] else REFUSAL
 
     srv = harness.serve(two_refuse, name=None, models=ENSEMBLE_IDS)
     for name, model_id in zip("abc", ENSEMBLE_IDS):
@@ -218,7 +204,7 @@ def test_in_batch_mode_the_audit_goes_first_and_a_failing_judge_gets_no_rows_bat
 
 
 def test_in_batch_mode_a_passing_judge_gets_the_audits_batch_then_the_rows(harness):
-    srv = harness.serve(oracle)
+    srv = harness.serve(passing_judge)
     stage4(harness.work)
     assert harness.run(main, "--check_model=fake", "--input_file=r.csv", "--audit=10", "--batch",
                        "--batch_poll_seconds=0") == 0
