@@ -271,3 +271,12 @@ def test_the_report_on_skipped_samples_keeps_the_keyword_rates_and_says_why_noth
     assert "No row was judged: judge fake failed its audit" in page
     assert "rows not sent: the judge failed its audit" in page
     assert "a stage-5 file of the same rows as a stage-4 file" not in page
+
+
+def test_help_says_a_gated_judge_exits_0(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit codes: 0 every row done, or none sent because the judge failed its audit" in text
+    assert "3 some rows (or audit calls) failed" in text

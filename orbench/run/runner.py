@@ -39,7 +39,7 @@ def run_stage(spec_cls: type[StageSpec], argv: Sequence[str] | None = None, doc:
 
 
 def build_parser(spec_cls: type[StageSpec], doc: str | None, prog: str | None = None):
-    p = make_parser(prog or spec_cls.script, doc, textwrap.fill(spec_cls.exit_codes, 95))
+    p = make_parser(prog or spec_cls.script, doc, textwrap.fill(spec_cls.exit_text(), 95))
     spec_cls.add_arguments(p)
     if spec_cls.input_option:
         p.add_argument("--max_prompt_chars", type=int, default=MAX_PROMPT_CHARS, help=spec_cls.max_chars_help)

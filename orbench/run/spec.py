@@ -91,18 +91,25 @@ class StageSpec:
     aliases: ClassVar[dict[str, str]] = {}
     key_columns: ClassVar[tuple[str, ...]] = ()
     max_chars_help: ClassVar[str] = "longer texts are not sent and go to the failed file"
-    # The end of --help: what each exit code means for this stage.
-    exit_codes: ClassVar[str] = (
-        "Exit codes: 0 every row done; 3 some rows failed (in the failed file; the same command retries them; "
-        "--allow_failures makes it 0); 2 a user's mistake (a missing file or column, an unknown model, a missing "
-        "key) or a fatal endpoint error (a refused key, a 404, no quota), in one line; 130 interrupted (finished "
-        "rows are kept).")
+    # --help's exit codes: what 0 and 3 mean for this stage, in the text every stage shares;
+    # a stage whose codes differ altogether sets exit_codes.
+    exit_done: ClassVar[str] = "every row done"
+    exit_failed: ClassVar[str] = "some rows failed"
+    exit_codes: ClassVar[str | None] = None
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.ctx: RunContext | None = None
 
     # ---- the command line
+
+    @classmethod
+    def exit_text(cls) -> str:
+        return cls.exit_codes or (
+            f"Exit codes: 0 {cls.exit_done}; 3 {cls.exit_failed} (in the failed file; the same command retries "
+            "them; --allow_failures makes it 0); 2 a user's mistake (a missing file or column, an unknown model, a "
+            "missing key) or a fatal endpoint error (a refused key, a 404, no quota, nothing answering at the URL), "
+            "in one line; 130 interrupted (finished rows are kept).")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

@@ -112,9 +112,8 @@ class CheckResponse(StageSpec):
     script = "check_response.py"
     model_option = "check_model"
     ensemble = True
-    exit_codes = (StageSpec.exit_codes
-                  .replace("0 every row done", "0 every row done, or none sent because the judge failed its audit")
-                  .replace("3 some rows failed", "3 some rows (or audit calls) failed"))
+    exit_done = "every row done, or none sent because the judge failed its audit"
+    exit_failed = "some rows (or audit calls) failed"
     required_columns = (COL_PROMPT, COL_RESPONSE)
     aliases = {COL_TYPE: COL_CATEGORY}
     max_chars_help = f"a longer question+response is not sent and goes to the failed file (default {MAX_PROMPT_CHARS})"
