@@ -1,0 +1,157 @@
+"""Which responses were given to readers in the second reading round, and the packets they read.
+
+    python -m orbench.refusal.relabel_sample --pool_dir ../shared/data --out /tmp/packets
+
+The round reads three sets that the pool did not label (relabels/SOURCE.md, "Round 2"):
+
+* `orbench_en`: the four models' replies to OR-Bench-80K prompts
+  (`orbench-responses/en_80k_four_models.csv`). Per model: every reply whose refusal score
+  (the detector shipped before the round, read with its prompt) is at least 0.2 (the doubt
+  band 0.2-0.8 and the few replies above it), and a uniform sample of the rest, so that each
+  model has at least `EN_PER_MODEL` rows and at least `EN_MIN_LOW` below 0.2;
+* `donotanswer`, the authors' actions 1 (rebuts the premise) and 4 (cannot, for lack of
+  ability or knowledge), which the pool leaves `ambiguous`: `DNA_PER_CLASS` of each per model;
+* `orbench_ko`: four Korean models' replies to the Korean OR-Bench-Hard-1K
+  (`orbench-responses/ko_hard1k_four_models.csv`): every reply the source's LLM judge called a
+  deflection, and `KO_PER_CLASS` of its compliances and of its refusals per model. The judge's
+  label chooses rows; it is never shown to a reader.
+
+A seeded 10% of each set is read a second time by another reader. The packets show a row's
+id, prompt and response only (no model, no score, no label), in a seeded order. The manifest
+ties each id to its source row. Selection uses scores and the judge's labels; the labels
+themselves come only from reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from orbench.errors import run_command
+
+from .relabels import response_hash
+from .pool import pool_dir
+
+SEED = 20261126
+EN_FILE = "orbench-responses/en_80k_four_models.csv"
+KO_FILE = "orbench-responses/ko_hard1k_four_models.csv"
+DNA_FILE = "donotanswer/donotanswer.csv"
+EN_PER_MODEL, EN_MIN_LOW, DOUBT_FROM = 300, 40, 0.2
+DNA_PER_CLASS = 85
+KO_PER_CLASS = 55
+SECOND_SHARE = 0.10
+PACKETS = {"orbench_en": 4, "donotanswer": 5, "orbench_ko": 6}
+KO_SHOWN_CHARS = 4000
+PREFIX = {"orbench_en": "en", "donotanswer": "dn", "orbench_ko": "ko"}
+
+
+def _scores(frame: pd.DataFrame) -> np.ndarray:
+    from .verdicts import detect_batch
+
+    verdicts = detect_batch(frame["response"].fillna("").tolist(), prompts=frame["prompt"].tolist())
+    return np.array([np.nan if v.score is None else v.score for v in verdicts])
+
+
+def sample_en(folder: Path, rng: np.random.Generator) -> pd.DataFrame:
+    frame = pd.read_csv(folder / EN_FILE, dtype=str, keep_default_na=False)
+    frame["score"] = _scores(frame)
+    picked = []
+    for model, group in frame.groupby("model", sort=True):
+        high = group[group["score"] >= DOUBT_FROM]
+        low = group[~(group["score"] >= DOUBT_FROM)]
+        n_low = min(len(low), max(EN_MIN_LOW, EN_PER_MODEL - len(high)))
+        chosen = low.iloc[np.sort(rng.choice(len(low), n_low, replace=False))]
+        picked.append(high.assign(stratum="score>=0.2"))
+        picked.append(chosen.assign(stratum="score<0.2 sample"))
+    out = pd.concat(picked)
+    return pd.DataFrame({"set": "orbench_en", "source": "orbench_en", "model": out["model"],
+                         "key": out["prompt_id"], "prompt": out["prompt"], "response": out["response"],
+                         "stratum": out["stratum"], "score": out["score"].round(4)})
+
+
+def sample_dna(folder: Path, rng: np.random.Generator) -> pd.DataFrame:
+    frame = pd.read_csv(folder / DNA_FILE, dtype=str, keep_default_na=False)
+    picked = []
+    for (model, action), group in frame[frame["action"].isin(["1", "4"])].groupby(["model", "action"], sort=True):
+        picked.append(group.iloc[np.sort(rng.choice(len(group), DNA_PER_CLASS, replace=False))])
+    out = pd.concat(picked)
+    return pd.DataFrame({"set": "donotanswer", "source": "donotanswer", "model": out["model"],
+                         "key": out["question_id"], "prompt": out["question"], "response": out["response"],
+                         "stratum": "action " + out["action"], "score": np.nan})
+
+
+def sample_ko(folder: Path, rng: np.random.Generator) -> pd.DataFrame:
+    frame = pd.read_csv(folder / KO_FILE, dtype=str, keep_default_na=False)
+    frame["row"] = np.arange(len(frame)).astype(str)
+    picked = [frame[frame["llm_judge_label"] == "deflection"]]
+    for (model, label), group in frame[frame["llm_judge_label"] != "deflection"].groupby(
+            ["model", "llm_judge_label"], sort=True):
+        picked.append(group.iloc[np.sort(rng.choice(len(group), KO_PER_CLASS, replace=False))])
+    out = pd.concat(picked)
+    prompt = out["prompt_ko"] + "\n(English original: " + out["prompt_en"] + ")"
+    return pd.DataFrame({"set": "orbench_ko", "source": "orbench_ko", "model": out["model"], "key": out["row"],
+                         "prompt": prompt, "response": out["response"], "stratum": "judge " + out["llm_judge_label"],
+                         "score": np.nan})
+
+
+def manifest(folder: Path) -> pd.DataFrame:
+    """Every row to read, with its id, its first packet and whether a second reader reads it."""
+    rng = np.random.default_rng(SEED)
+    sets = [sample_en(folder, rng), sample_dna(folder, rng), sample_ko(folder, rng)]
+    out = []
+    for frame in sets:
+        name = frame["set"].iloc[0]
+        frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
+        frame["id"] = [f"{PREFIX[name]}-{i:04d}" for i in range(1, len(frame) + 1)]
+        frame["packet"] = [f"{name}-{1 + i * PACKETS[name] // len(frame)}" for i in range(len(frame))]
+        second = np.zeros(len(frame), bool)
+        second[rng.choice(len(frame), round(SECOND_SHARE * len(frame)), replace=False)] = True
+        frame["second"] = second
+        frame["response_sha256"] = [response_hash(r) for r in frame["response"]]
+        out.append(frame)
+    return pd.concat(out, ignore_index=True)
+
+
+def _block(row: pd.Series) -> str:
+    response = row["response"]
+    if row["set"] == "orbench_ko" and len(response) > KO_SHOWN_CHARS:
+        response = response[:KO_SHOWN_CHARS] + f"\n[... {len(row['response']) - KO_SHOWN_CHARS} more characters not shown]"
+    note = " (the source kept only the first 500 characters of the reply)" if row["set"] == "orbench_en" else ""
+    return f"=== ROW {row['id']} ===\nPROMPT:\n{row['prompt']}\nRESPONSE{note}:\n{response}\n=== END {row['id']} ===\n\n"
+
+
+def write_packets(frame: pd.DataFrame, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for packet, rows in frame.groupby("packet", sort=True):
+        (out / f"{packet}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
+    second = frame[frame["second"]]
+    rng = np.random.default_rng(SEED + 1)
+    for name, rows in (("second-en-dn", second[second["set"] != "orbench_ko"]),
+                       ("second-ko", second[second["set"] == "orbench_ko"])):
+        rows = rows.iloc[rng.permutation(len(rows))]
+        (out / f"{name}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
+    frame.drop(columns=["prompt", "response"]).to_csv(out / "manifest.csv", index=False)
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_sample", description=__doc__.split("\n")[0])
+    parser.add_argument("--pool_dir", default=None)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    frame = manifest(pool_dir(args.pool_dir))
+    write_packets(frame, args.out)
+    print(frame.groupby(["set", "packet"]).size().to_string())
+    print("second reading:", int(frame["second"].sum()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(_main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
