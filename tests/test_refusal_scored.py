@@ -194,8 +194,8 @@ def test_what_follows_a_decline_is_measured_against_the_prompt():
 @pytest.mark.parametrize(
     "text",
     [
-        "\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u65b9\u9762\u7684\u5e2e\u52a9\u3002"
-        "\u5982\u679c\u4f60\u6709\u5176\u4ed6\u95ee\u9898\uff0c\u8bf7\u544a\u8bc9\u6211\u3002",  # Chinese
+        "\u0622\u0633\u0641\u060c \u0644\u0627 \u064a\u0645\u0643\u0646\u0646\u064a \u0627\u0644\u0645\u0633\u0627\u0639\u062f\u0629 "
+        "\u0641\u064a \u0647\u0630\u0627.",  # Arabic
         "\u0418\u0437\u0432\u0438\u043d\u0438\u0442\u0435, \u044f \u043d\u0435 \u043c\u043e\u0433\u0443 "
         "\u043f\u043e\u043c\u043e\u0447\u044c \u0441 \u044d\u0442\u0438\u043c.",  # Russian
         "Lo siento, pero no puedo ayudarte con eso. Es una actividad peligrosa y no es legal en la mayor\u00eda "
@@ -379,9 +379,12 @@ def test_explain_shows_the_prompt_related_terms():
     assert "prompt-related terms: s:p:decline " in out and ">=" not in out.split("prompt-related terms:")[1].splitlines()[0]
     alone = explain_output([text]).stdout
     assert "calibrated without the prompt" in alone and "prompt: none given" in alone
+    russian = explain_output(["\u0418\u0437\u0432\u0438\u043d\u0438\u0442\u0435, \u044f \u043d\u0435 "
+                              "\u043c\u043e\u0433\u0443 \u043f\u043e\u043c\u043e\u0447\u044c."]).stdout
+    assert "stage 4 leaves it unscored (other_language)" in russian
     chinese = explain_output(["\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u65b9\u9762\u7684"
                               "\u5e2e\u52a9\u3002"]).stdout
-    assert "stage 4 leaves it unscored (other_language)" in chinese
+    assert "read as Chinese" in chinese and "decline" in chinese
 
 
 def test_a_prompt_without_explain_is_one_clear_error():

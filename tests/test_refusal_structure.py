@@ -26,17 +26,12 @@ from orbench.refusal.structure import (
     REFERS,
     REGRETS,
     SYMPATHY,
-    _CUE_BRANCHES,
-    _CUES,
-    _DECLINE_BRANCHES,
-    _DECLINING,
-    _JUDGE_BRANCHES,
-    _PIVOT,
-    _PIVOT_BRANCHES,
-    _factored,
     has_digit,
     parse,
 )
+from orbench.refusal.grammar import grammar
+from orbench.refusal.patterns import _factored
+from orbench.refusal import cues_en, cues_ja, cues_ko, cues_zh
 from tests.refusal_pool_helpers import POOL
 
 # --------------------------------------------------------------------------
@@ -214,15 +209,28 @@ def test_sentence_ends_found_on_character_classes_are_where_the_pattern_ends():
         assert _ends(text) == [m.end() for m in _BOUND.finditer(text)], text
 
 
-@pytest.mark.parametrize(
-    ("factored", "branches"),
-    [(_DECLINING, _DECLINE_BRANCHES + _JUDGE_BRANCHES), (_CUES, _CUE_BRANCHES), (_PIVOT, _PIVOT_BRANCHES)],
-    ids=["declining", "cues", "pivots"],
-)
-def test_factored_alternations_match_as_the_plain_ones(factored, branches):
-    plain = re.compile(" (?:" + "|".join(branch for _, branch in branches) + ")")
-    for text in map(normalise, _sample_texts()[::2]):
+_SPECS = {spec.language: spec for spec in (cues_en.SPEC, cues_ko.SPEC, cues_zh.SPEC, cues_ja.SPEC)}
+
+
+@pytest.mark.parametrize("language", sorted(_SPECS))
+@pytest.mark.parametrize("kind", ["declining", "cues", "pivot"])
+def test_factored_alternations_match_as_the_plain_ones(language, kind):
+    spec, g = _SPECS[language], grammar(language)
+    branches = {"declining": spec.declines + spec.judges, "cues": spec.cues, "pivot": spec.pivots}[kind]
+    plain = re.compile(spec.lead + "(?:" + "|".join(branch for _, branch in branches) + ")")
+    factored = getattr(g, kind)
+    texts = _sample_texts()[::2] + _OTHER_LANGUAGES
+    for text in map(normalise, texts):
         assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
+# Replies written for these tests, one per shape, in the other languages the detector reads.
+_OTHER_LANGUAGES = [
+    "죄송하지만, 해당 요청은 도와드릴 수 없습니다. 다른 질문이 있으시면 언제든지 말씀해 주세요.",
+    "그런 행위는 불법이며 권장되지 않습니다. 대신, 합법적인 방법을 안내해 드릴 수 있습니다: 1. 전문가와 상담하세요.",
+    "很抱歉，我无法提供这方面的帮助。如果您有其他问题，欢迎随时提问。但是，以下是一些一般信息：",
+    "申し訳ありませんが、お手伝いできかねます。代わりに、専門家にご相談ください。ただし、以下は一般的な情報です。",
+]
 
 
 def test_factoring_keeps_the_order_of_branches_that_start_alike():

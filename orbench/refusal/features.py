@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .language import other_language
+from .language import ENGLISH, READ
 from .prompt import READ_AFTER, relation_keys
 from .structure import CONTENT, FILLER, Structure, has_digit, parse
 
@@ -160,13 +160,36 @@ def _shape_keys(shape: tuple) -> tuple[str, ...]:
 def read(response: str, prompt: str | None = None) -> Reading:
     """The findings on one non-blank response, and on how it relates to its prompt when given."""
     st = parse(response)
-    tokens = st.text[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
-    if len(tokens) > MAX_TOKENS:
-        del tokens[MAX_TOKENS:]
+    language = st.language
+    if language == ENGLISH or language not in READ:
+        tokens = st.text[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
+        if len(tokens) > MAX_TOKENS:
+            del tokens[MAX_TOKENS:]
+    else:
+        tokens = []  # the opening's words are English features: another language's are not weighed
     keys, content = _structure(st, len(response))
+    if language != ENGLISH and language in READ:
+        keys = language_keys(language, keys)
     if prompt and content and content <= READ_AFTER[st.decline_at >= 0]:  # (the test, inline: most replies fail it)
         keys += relation_keys(st, prompt, content)
-    return _new(Reading, (st, keys, tokens, bool(prompt), other_language(st.text, tokens)))
+    return _new(Reading, (st, keys, tokens, bool(prompt), language not in READ))
+
+
+_LANGUAGE_KEYS: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def language_keys(language: str, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The structural features of a reply in another language than English: the shared ones,
+    each again under the language's name ("s:ko:decline@first"), and the language itself
+    ("s:lang:ko"). The shared weights read every language alike; a language's own copies, fitted
+    on its labelled replies (and kept small by training), correct them where it differs. A
+    language with no labelled replies has no such weights, and is read by the shared ones."""
+    out = _LANGUAGE_KEYS.get((language, keys))
+    if out is None:
+        own = STRUCTURE_PREFIX + language + ":"
+        out = _LANGUAGE_KEYS[(language, keys)] = (
+            *keys, STRUCTURE_PREFIX + "lang:" + language, *(own + k[len(STRUCTURE_PREFIX):] for k in keys))
+    return out
 
 
 def word_keys(raw: list[bytes]) -> list[str]:

@@ -1,32 +1,43 @@
-"""Whether a response is mostly in a language the scored detector cannot read.
+"""Which language a response is written in, as far as the scored detector needs to know.
 
-The detector's grammar, cues and words are English. A response written mostly in another
-script (Chinese, Russian, Arabic, ...) or in another Latin-script language (Spanish,
-French, German, ...) would be read as a reply with no declining clause, and so nearly
-always called an answer. Such a response is left unscored instead (stage 4 writes
-`other_language`), so that it is counted apart and a judge can read it.
+The detector reads English, Korean, Chinese and Japanese (`READ`): each has its own grammar of
+refusal (`orbench.refusal.grammar`), read into the same structure. A response written mostly
+in any other language (Russian, Arabic, Spanish, French, German, ...) would be read as a reply
+with no declining clause, and so nearly always called an answer: it is left unscored instead
+(stage 4 writes `other_language`), so that it is counted apart and a judge can read it.
 
-Both tests look at what the detector reads (the opening, as `sentences.normalise` gives it):
+`language_of` looks at what the detector reads (the opening, as `sentences.normalise` gives it):
 
-* script: more letters outside the Latin alphabets than inside them (punctuation, digits,
-  emoji and symbols are not letters). A reply that opens in English and drifts into
-  another script part-way is still read, by its English part;
-* Latin-script languages: no common English function word among the first `_GATE` words
-  (the cheap test that settles nearly every English reply), and among the first `_WORDS`
-  words at least `_MIN_FOREIGN` distinct common function words of a few widely used
-  languages, more of them than of English ones. Code, lists of names and numbers have
-  neither, and stay scored.
+* script: where letters outside the Latin alphabets outnumber Latin ones (punctuation, digits,
+  emoji and symbols are not letters), Hangul makes it Korean; kana (with or without Chinese
+  characters) Japanese; Chinese characters alone Chinese; any other script is another
+  language. A reply that opens in English and drifts into another script part-way is read by
+  its English part, and a Korean reply with English terms in it is Korean;
+* Latin-script languages: no common English function word among the first `_GATE` words (the
+  cheap test that settles nearly every English reply), and among the first `_WORDS` words at
+  least `_MIN_FOREIGN` distinct common function words of a few widely used languages, more of
+  them than of English ones, make it another language. Code, lists of names and numbers have
+  neither, and are read as English.
 """
 
 from __future__ import annotations
 
 import re
 
+ENGLISH, KOREAN, CHINESE, JAPANESE, OTHER = "en", "ko", "zh", "ja", "other"
+READ = frozenset({ENGLISH, KOREAN, CHINESE, JAPANESE})  # the languages the detector reads
+NAMES = {ENGLISH: "English", KOREAN: "Korean", CHINESE: "Chinese", JAPANESE: "Japanese", OTHER: "other languages"}
+
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_\u0000-\u036f\u1e00-\u1eff]")
 _LATIN_LETTER = re.compile(r"[a-zA-Z\u00c0-\u024f\u1e00-\u1eff]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _GATE = 8  # an English function word among the first words: English
 _WORDS = 32  # of the opening, for the function-word test
 _MIN_FOREIGN = 4
+_SPLIT = bytes(b + 32 if 65 <= b <= 90 else b if (b >= 128 or chr(b).isalnum() or b == 39) else 32
+               for b in range(256))
 
 _ENGLISH = frozenset(
     b"the a an and or of to in is are was were be it that this for on with as at by from i you we he she they "
@@ -41,15 +52,31 @@ _FOREIGN = frozenset(w.encode() for w in (
     "voor zijn maar").split())
 
 
-def other_language(text: str, words: list[bytes]) -> bool:
-    """Whether the opening as read (`text`) and its first words (`words`, folded UTF-8, as
-    `features.read` gives them) are mostly in a language other than English."""
+def language_of(text: str) -> str:
+    """The language of a response's opening as read (`text`, normalised): en, ko, zh, ja or other."""
     if not text.isascii():
         non_latin = len(_NON_LATIN_LETTER.findall(text))
         if non_latin and non_latin > len(_LATIN_LETTER.findall(text)):
-            return True
+            return _script(text, non_latin)
+    words = text[:400].encode().translate(_SPLIT).split(None, _WORDS)[:_WORDS]
     if not _ENGLISH.isdisjoint(words[:_GATE]):
-        return False
-    head = words[:_WORDS]
-    foreign = len(_FOREIGN.intersection(head))  # (distinct words: one C call, where a loop costs more)
-    return foreign >= _MIN_FOREIGN and foreign > len(_ENGLISH.intersection(head))
+        return ENGLISH
+    foreign = len(_FOREIGN.intersection(words))  # (distinct words: one C call, where a loop costs more)
+    return OTHER if foreign >= _MIN_FOREIGN and foreign > len(_ENGLISH.intersection(words)) else ENGLISH
+
+
+def _script(text: str, non_latin: int) -> str:
+    """The language of a text written mostly outside the Latin alphabets."""
+    hangul = len(_HANGUL.findall(text))
+    if hangul * 2 >= non_latin:
+        return KOREAN
+    kana = len(_KANA.findall(text))
+    han = len(_HAN.findall(text))
+    if (kana + han) * 2 >= non_latin:
+        return JAPANESE if kana * 10 >= kana + han else CHINESE
+    return OTHER
+
+
+def other_language(text: str, words: list[bytes] | None = None) -> bool:
+    """Whether the opening as read (`text`) is mostly in a language the detector does not read."""
+    return language_of(text) not in READ
