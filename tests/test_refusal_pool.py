@@ -87,7 +87,7 @@ def test_a_label_mapped_to_an_unknown_class(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
-        (lambda text: text.replace('response = "reply"', ""), "needs files, response, label and labels"),
+        (lambda text: text.replace('response = "reply"', ""), "needs files, response, and label and labels"),
         (lambda text: text + "\n[broken\n", "not valid TOML"),
         (lambda text: "", "names no source"),
     ],

@@ -8,11 +8,11 @@ with no declining clause, and so nearly always called an answer: it is left unsc
 
 `language_of` looks at what the detector reads (the opening, as `sentences.normalise` gives it):
 
-* script: where letters outside the Latin alphabets outnumber Latin ones (punctuation, digits,
-  emoji and symbols are not letters), Hangul makes it Korean; kana (with or without Chinese
-  characters) Japanese; Chinese characters alone Chinese; any other script is another
-  language. A reply that opens in English and drifts into another script part-way is read by
-  its English part, and a Korean reply with English terms in it is Korean;
+* script (punctuation, digits, emoji and symbols are not letters): Hangul for at least a
+  quarter of the letters makes it Korean; kana and Chinese characters for a quarter, Japanese
+  (with kana among them) or Chinese (without); letters of any other script outnumbering the
+  Latin ones, another language. A reply that opens in English and drifts into another script
+  part-way is read by its English part, and a Korean reply with English terms in it is Korean;
 * Latin-script languages: no common English function word among the first `_GATE` words (the
   cheap test that settles nearly every English reply), and among the first `_WORDS` words at
   least `_MIN_FOREIGN` distinct common function words of a few widely used languages, more of
@@ -55,9 +55,9 @@ _FOREIGN = frozenset(w.encode() for w in (
 def language_of(text: str) -> str:
     """The language of a response's opening as read (`text`, normalised): en, ko, zh, ja or other."""
     if not text.isascii():
-        non_latin = len(_NON_LATIN_LETTER.findall(text))
-        if non_latin and non_latin > len(_LATIN_LETTER.findall(text)):
-            return _script(text, non_latin)
+        found = _script(text)
+        if found is not None:
+            return found
     words = text[:400].encode().translate(_SPLIT).split(None, _WORDS)[:_WORDS]
     if not _ENGLISH.isdisjoint(words[:_GATE]):
         return ENGLISH
@@ -65,16 +65,22 @@ def language_of(text: str) -> str:
     return OTHER if foreign >= _MIN_FOREIGN and foreign > len(_ENGLISH.intersection(words)) else ENGLISH
 
 
-def _script(text: str, non_latin: int) -> str:
-    """The language of a text written mostly outside the Latin alphabets."""
+def _script(text: str) -> str | None:
+    """Korean, Japanese or Chinese where their scripts hold at least a quarter of the letters
+    (a reply in those languages often carries English terms); another language where other
+    scripts outnumber the Latin letters; None for a text in the Latin alphabets."""
+    non_latin = len(_NON_LATIN_LETTER.findall(text))
+    if not non_latin:
+        return None
+    letters = non_latin + len(_LATIN_LETTER.findall(text))
     hangul = len(_HANGUL.findall(text))
-    if hangul * 2 >= non_latin:
+    if hangul * 4 >= letters:
         return KOREAN
     kana = len(_KANA.findall(text))
     han = len(_HAN.findall(text))
-    if (kana + han) * 2 >= non_latin:
+    if (kana + han) * 4 >= letters:
         return JAPANESE if kana * 10 >= kana + han else CHINESE
-    return OTHER
+    return OTHER if non_latin * 2 > letters else None
 
 
 def other_language(text: str, words: list[bytes] | None = None) -> bool:

@@ -23,6 +23,10 @@ def _f(value: float | None, pct: bool = False) -> str:
     return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
 
 
+def _pts(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}"
+
+
 def format_loo(result: LooResult, uncertain: int = 12) -> str:
     held, held_all = result.stats("held_out")
     gen, gen_all = result.stats("generic")
@@ -30,11 +34,10 @@ def format_loo(result: LooResult, uncertain: int = 12) -> str:
     lines = table_lines(result, width)
     lines += apart_lines(held, gen, width)
     lines += calibration_lines(result)
-    lines += rate_lines(held, held_all, gen, gen_all, width)
     lines.append("targets (held out):")
-    for t in targets(held, held_all):
-        value = _f(t.value, pct=t.goal.endswith("%"))
-        lines.append(f"  {t.name:<44s} {value:>7s}  goal {t.goal:<8s} {'met' if t.met else 'NOT MET'}")
+    for t in pool_targets(result):
+        value = _pts(t.value) if t.goal.endswith("pts") else _f(t.value, pct=t.goal.endswith("%"))
+        lines.append(f"  {t.name:<62s} {value:>7s}  goal {t.goal:<10s} {'met' if t.met else 'NOT MET'}")
     lines.append("")
     if uncertain > 0:
         lines.append(f"the {uncertain} held-out rows with the most uncertain scores (nearest 0.5):")
@@ -43,31 +46,44 @@ def format_loo(result: LooResult, uncertain: int = 12) -> str:
     return "\n".join(lines)
 
 
+def pool_targets(result: LooResult) -> list:
+    held, held_all = result.stats("held_out")
+    gen, _ = result.stats("generic")
+    bins, _ = result.calibration()
+    return targets(held, held_all, gen, expected_calibration_error(bins))
+
+
 def table_lines(result: LooResult, width: int) -> list[str]:
-    """One line per part: held out, in sample, and the generic rules."""
+    """One line per part, the rejection rate first: the labels', the detector's held out and its
+    error in points; then accuracy, F1, both kinds of error and calibration; the same fit in
+    sample; and the generic rules (nothing learned)."""
     held, held_all = result.stats("held_out")
     ins, ins_all = result.stats("in_sample")
     gen, gen_all = result.stats("generic")
-    head = (f"  {'part':<{width}s} {'n':>5s} | {'acc':>6s} {'prec':>6s} {'rec':>6s} {'ans→ref':>7s} {'Brier':>6s}"
-            f" {'ECE':>6s} | {'acc':>6s} {'prec':>6s} {'rec':>6s} | {'acc':>6s} {'prec':>6s} {'rec':>6s}")
+    head = (f"  {'part':<{width}s} {'n':>5s} | {'labels':>6s} {'called':>6s} {'error':>6s} {'scores':>6s} |"
+            f" {'acc':>5s} {'F1':>5s} {'ref→ans':>7s} {'ans→ref':>7s} {'ECE':>5s} | {'acc':>5s} |"
+            f" {'error':>6s} {'acc':>5s}")
     lines = [
         "scored detector, leave-one-out on the pool: each part scored by a detector fitted without it",
-        f"  {'':<{width}s} {'':>5s} | {'held out (read with the prompt)':<42s} | {'in sample':<20s} | "
-        "generic rules (nothing learned)",
+        f"  {'':<{width}s} {'':>5s} | {'rejection rate, held out (points)':<27s} | "
+        f"{'held out (read with the prompt)':<35s} | in s. | generic rules",
         head,
     ]
 
     def row(name: str, h: PartStats, i: PartStats, g: PartStats) -> str:
         c, ci, cg = h.confusion, i.confusion, g.confusion
-        return (f"  {name:<{width}s} {c.n:>5d} | {_f(c.accuracy):>6s} {_f(c.precision):>6s} {_f(c.recall):>6s}"
-                f" {_f(c.answers_called_refusals, True):>7s} {_f(h.brier):>6s} {_f(h.ece):>6s}"
-                f" | {_f(ci.accuracy):>6s} {_f(ci.precision):>6s} {_f(ci.recall):>6s}"
-                f" | {_f(cg.accuracy):>6s} {_f(cg.precision):>6s} {_f(cg.recall):>6s}")
+        mean = sum(x for x, _ in h.scores) / len(h.scores) if h.scores else None
+        missed = None if c.recall is None else 1.0 - c.recall
+        return (f"  {name:<{width}s} {c.n:>5d} | {_f(c.labelled_rate, True):>6s} {_f(c.rate, True):>6s}"
+                f" {_pts(c.rate_error):>6s} {_f(mean, True):>6s} | {_f(c.accuracy):>5s} {_f(c.f1):>5s}"
+                f" {_f(missed, True):>7s} {_f(c.answers_called_refusals, True):>7s} {_f(h.ece):>5s}"
+                f" | {_f(ci.accuracy):>5s} | {_pts(cg.rate_error):>6s} {_f(cg.accuracy):>5s}")
 
     lines += [row(part, h, ins[part], gen[part]) for part, h in held.items()]
     lines.append(row("all", held_all, ins_all, gen_all))
-    return lines + ["  (n: rows with a clear label and some text; ans→ref: share of the answers called refusals;"
-                    " '-': no such rows)", ""]
+    return lines + ["  (n: rows with a clear label and some text; labels, called: the share of refusals by the labels"
+                    " and by the detector; error: called minus labels, in points; scores: the mean score;"
+                    " ref→ans: refusals called answers; ans→ref: answers called refusals; '-': no such rows)", ""]
 
 
 def apart_lines(held: dict[str, PartStats], gen: dict[str, PartStats], width: int) -> list[str]:
@@ -109,28 +125,6 @@ def calibration_lines(result: LooResult) -> list[str]:
     return lines
 
 
-def rates(stats: PartStats) -> tuple[float | None, float | None, float | None]:
-    """The labelled rejection rate of a part's rows, the detector's, and the mean of its scores."""
-    c = stats.confusion
-    mean = sum(s for s, _ in stats.scores) / len(stats.scores) if stats.scores else None
-    return ratio(c.tp + c.fn, c.n), ratio(c.tp + c.fp, c.n), mean
-
-
-def rate_lines(held: dict[str, PartStats], held_all: PartStats, gen: dict[str, PartStats], gen_all: PartStats,
-               width: int) -> list[str]:
-    """What a rate would be off by: each part's labelled rejection rate against the detector's
-    (verdicts, and the mean score), held out, and the generic rules'."""
-    lines = ["rejection rate held out, labels against the detector (verdicts; mean score) and the generic rules:",
-             f"  {'part':<{width}s} {'labels':>7s} {'verdicts':>9s} {'scores':>7s} {'generic':>8s}"]
-    for part, stats in [*held.items(), ("all", held_all)]:
-        labelled, called, mean = rates(stats)
-        generic = (gen[part] if part in gen else gen_all).confusion
-        g = ratio(generic.tp + generic.fp, generic.n)
-        lines.append(f"  {part:<{width}s} {_f(labelled, True):>7s} {_f(called, True):>9s} {_f(mean, True):>7s} "
-                     f"{_f(g, True):>8s}")
-    return lines + [""]
-
-
 def loo_json(result: LooResult, uncertain: int = 12) -> dict[str, Any]:
     held, held_all = result.stats("held_out")
     ins, ins_all = result.stats("in_sample")
@@ -155,7 +149,7 @@ def loo_json(result: LooResult, uncertain: int = 12) -> dict[str, Any]:
             "brier": alone_score,
             "expected_calibration_error": expected_calibration_error(alone_bins),
         },
-        "targets": [t.__dict__ for t in targets(held, held_all)],
+        "targets": [t.__dict__ for t in pool_targets(result)],
         "fits": result.fits,
         "most_uncertain": [
             {"part": s.row.part, "row": s.row.row, "label": s.row.label, "score": s.score,

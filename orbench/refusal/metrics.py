@@ -60,9 +60,27 @@ class Confusion:
         """Share of the human-labelled answers that the checker calls refusals."""
         return ratio(self.fp, self.fp + self.tn)
 
+    @property
+    def labelled_rate(self) -> float | None:
+        """The share of the rows that people labelled refusals: the rejection rate to read."""
+        return ratio(self.tp + self.fn, self.n)
+
+    @property
+    def rate(self) -> float | None:
+        """The share the checker calls refusals: the rejection rate it reports."""
+        return ratio(self.tp + self.fp, self.n)
+
+    @property
+    def rate_error(self) -> float | None:
+        """The checker's rejection rate minus the labelled one, in points (positive: too many refusals)."""
+        return None if not self.n else 100.0 * (self.fp - self.fn) / self.n
+
     def as_dict(self) -> dict[str, float | int | None]:
         return {
             "n": self.n,
+            "rate_error": self.rate_error,
+            "labelled_rate": self.labelled_rate,
+            "rate": self.rate,
             "accuracy": self.accuracy,
             "precision": self.precision,
             "recall": self.recall,

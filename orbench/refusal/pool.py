@@ -37,7 +37,7 @@ class Source:
     name: str
     files: str  # glob, relative to the pool folder
     response_column: str
-    label_column: str
+    label_column: str | None  # None: the source publishes no labels; its rows read anew (relabels) are the source
     labels: dict[str, str]  # label as published -> refusal | answer | ambiguous
     part_from_file: str | None = None  # regex with one group over the file stem
     part_from_column: str | None = None  # a column whose value names the row's part (e.g. the model)
@@ -75,12 +75,14 @@ def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
     sources = []
     for name, entry in raw.items():
         try:
-            labels = {str(k).strip().lower(): str(v) for k, v in entry["labels"].items()}
+            labels = {str(k).strip().lower(): str(v) for k, v in entry.get("labels", {}).items()}
+            if "label" not in entry and "relabels" not in entry:
+                raise KeyError("label")
             source = Source(
                 name=name,
                 files=entry["files"],
                 response_column=entry["response"],
-                label_column=entry["label"],
+                label_column=entry.get("label"),
                 labels=labels,
                 part_from_file=entry.get("part_from_file"),
                 part_from_column=entry.get("part_from_column"),
@@ -88,7 +90,8 @@ def load_config(path: Path = DEFAULT_CONFIG) -> list[Source]:
                 relabels=Relabels.from_entry(entry["relabels"], name, path) if "relabels" in entry else None,
             )
         except (KeyError, TypeError, AttributeError) as err:
-            raise UserError(f"pool configuration {path}: source {name!r} needs files, response, label and labels ({err})") from None
+            raise UserError(f"pool configuration {path}: source {name!r} needs files, response, and label and labels "
+                            f"(or relabels, for a source that publishes no labels) ({err})") from None
         if source.part_from_file is not None and source.part_from_column is not None:
             raise UserError(f"pool configuration {path}: source {name!r} sets both part_from_file and part_from_column")
         bad = sorted(set(labels.values()) - set(CLASSES))
@@ -119,16 +122,18 @@ def load_source(source: Source, folder: Path) -> list[PoolRow]:
     for path in files:
         by_column = source.part_from_column
         keys = [c for c in (relabels.keys.values() if relabels else ()) if c != ROW_KEY]
-        frame = read_table(path, [source.response_column, source.label_column, *([by_column] if by_column else []),
-                                  *keys])
+        label_column = source.label_column
+        frame = read_table(path, [source.response_column, *([label_column] if label_column else []),
+                                  *([by_column] if by_column else []), *keys])
         part = source.part_for(path)
         parts_of = [f"{source.name}/{v.strip()}" if v.strip() else source.name for v in frame[by_column].tolist()] \
             if by_column else [part] * len(frame)
         prompt = source.prompt_column
         prompts = frame[prompt].tolist() if prompt in frame.columns else [""] * len(frame)
-        responses, labels = frame[source.response_column].tolist(), frame[source.label_column].tolist()
+        responses = frame[source.response_column].tolist()
+        labels = frame[label_column].tolist() if label_column else [""] * len(frame)
         golds = [source.labels.get(label.strip().lower()) for label in labels]
-        unmapped = Counter(label for label, gold in zip(labels, golds) if gold is None)
+        unmapped = Counter(label for label, gold in zip(labels, golds) if gold is None) if label_column else None
         if unmapped:
             seen = ", ".join(f"{k!r} ({v})" for k, v in unmapped.most_common(5))
             raise UserError(f"pool source {source.name}: {path.name} has labels not in its label map: {seen}")
@@ -137,7 +142,8 @@ def load_source(source: Source, folder: Path) -> list[PoolRow]:
             relabelling.apply(golds, responses, columns, relabels, table, found, source.name, path.name)
         rows += [PoolRow(source.name, row_part, str(path), number, prompt, response, label, gold)  # type: ignore[arg-type]
                  for number, (response, label, prompt, row_part, gold)
-                 in enumerate(zip(responses, labels, prompts, parts_of, golds), start=1)]
+                 in enumerate(zip(responses, labels, prompts, parts_of, golds), start=1)
+                 if gold is not None]  # (a source without labels: only its rows read anew)
     if relabels:
         relabelling.check_all_found(table, found, relabels, source.name)
     return rows

@@ -137,11 +137,83 @@ def write_packets(frame: pd.DataFrame, out: Path) -> None:
     frame.drop(columns=["prompt", "response"]).to_csv(out / "manifest.csv", index=False)
 
 
+READERS = {**{f"orbench_en-{i}": f"round2-reader-{i:02d}" for i in range(1, 5)},
+           **{f"donotanswer-{i}": f"round2-reader-{4 + i:02d}" for i in range(1, 6)},
+           **{f"orbench_ko-{i}": f"round2-reader-{9 + i:02d}" for i in range(1, 7)}}
+SECOND_READERS = {"second-en-dn": "round2-second-1", "second-ko": "round2-second-2"}
+LABELS = ("refusal", "answer", "ambiguous")
+
+
+def read_labels(path: Path) -> dict[str, tuple[str, str]]:
+    """A reader's file: id -> (label, reason). Fails on a label outside the three classes or an id twice."""
+    out: dict[str, tuple[str, str]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) < 2 or fields[1].strip().lower() not in LABELS or fields[0].strip() in out:
+            raise ValueError(f"{path.name}:{number}: not ID<TAB>LABEL<TAB>REASON with a new id and one of {LABELS}")
+        out[fields[0].strip()] = (fields[1].strip().lower(), (fields[2] if len(fields) > 2 else "").strip())
+    return out
+
+
+def collect(folder: Path, labels: Path) -> pd.DataFrame:
+    """The round's relabel rows (relabels.csv's columns), from the manifest and the readers' files.
+    Every row of the manifest must have its first reader's label, and every second-read row its second."""
+    frame = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
+    first: dict[str, tuple[str, str, str]] = {}
+    for packet, reader in READERS.items():
+        for key, (label, reason) in read_labels(labels / f"{packet}.tsv").items():
+            first[key] = (label, reason, reader)
+    second: dict[str, str] = {}
+    for packet in SECOND_READERS:
+        second.update({k: v[0] for k, v in read_labels(labels / f"{packet}.tsv").items()})
+    missing = [i for i in frame["id"] if i not in first]
+    missing += [i for i, s in zip(frame["id"], frame["second"]) if s == "True" and i not in second]
+    if missing:
+        raise ValueError(f"{len(missing)} rows have no label (the first: {missing[0]})")
+    return pd.DataFrame({
+        "source": frame["source"], "question_id": frame["key"], "model": frame["model"],
+        "label": [first[i][0] for i in frame["id"]], "reason": [first[i][1] for i in frame["id"]],
+        "reader": [first[i][2] for i in frame["id"]], "second_label": [second.get(i, "") for i in frame["id"]],
+        "shared_label": ["ambiguous" if s == "donotanswer" else "" for s in frame["source"]],
+        "response_sha256": frame["response_sha256"], "round": "2", "selection": frame["stratum"]})
+
+
+def cohens_kappa(first: list[str], second: list[str]) -> float:
+    """Cohen's kappa of two readings of the same rows (nan when chance agreement is total)."""
+    n = len(first)
+    observed = sum(a == b for a, b in zip(first, second)) / n
+    expected = sum((first.count(c) / n) * (second.count(c) / n) for c in set(first) | set(second))
+    return float("nan") if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def agreement(rows: pd.DataFrame) -> str:
+    """The second reading against the first: agreement and Cohen's kappa, over the three classes
+    and over the rows both called refusal or answer, per set and in all."""
+    lines = []
+    both = rows[rows["second_label"] != ""]
+    for name, part in [*both.groupby("source"), ("all", both)]:
+        agree = int((part["label"] == part["second_label"]).sum())
+        clear = part[part["label"].isin(LABELS[:2]) & part["second_label"].isin(LABELS[:2])]
+        lines.append(f"{name}: {agree}/{len(part)} agree ({agree / len(part):.1%}), kappa "
+                     f"{cohens_kappa(part['label'].tolist(), part['second_label'].tolist()):.2f}; binary on "
+                     f"{len(clear)}: kappa {cohens_kappa(clear['label'].tolist(), clear['second_label'].tolist()):.2f}")
+    return "\n".join(lines)
+
+
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_sample", description=__doc__.split("\n")[0])
     parser.add_argument("--pool_dir", default=None)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True, help="the packets' folder (written, or read with --collect)")
+    parser.add_argument("--collect", type=Path, default=None, metavar="LABELS_DIR",
+                        help="read the readers' files and print the round's relabel rows as CSV")
     args = parser.parse_args(argv)
+    if args.collect is not None:
+        rows = collect(args.out, args.collect)
+        rows.to_csv(sys.stdout, index=False)
+        print(agreement(rows), file=sys.stderr)
+        return 0
     frame = manifest(pool_dir(args.pool_dir))
     write_packets(frame, args.out)
     print(frame.groupby(["set", "packet"]).size().to_string())

@@ -24,6 +24,7 @@ import re
 from operator import sub
 
 MAX_CHARS = 480  # how much of a response is read for its structure (600 before: as accurate held out, slower)
+FURTHER_CHARS = 1500  # how far a response is read when its opening leaves the decision open (`structure.parse`)
 
 # Typographic variants to ASCII (only when the text is not ASCII already).
 _UNICODE_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"',
@@ -55,7 +56,7 @@ _LIST_ITEM = re.compile(r" (?:\d{1,2}[.)]|[-+]) ")
 _MARKER_STARTS = frozenset("-+0123456789")  # what a list marker can start with
 
 
-def normalise(response: str) -> str:
+def normalise(response: str, limit: int = MAX_CHARS) -> str:
     """The response as read: " word word ...", lower-cased, folded, one space between
     words, each line break followed by a space (so every word starts with one)."""
     think = _THINK.match(response)
@@ -63,7 +64,7 @@ def normalise(response: str) -> str:
         close = response.find(f"</{think.group(1)}>", think.end())
         if close >= 0:
             response = response[close + len(think.group(1)) + 3 :]
-    text = response[:MAX_CHARS]
+    text = response[:limit]
     if not text.isascii():
         text = text.translate(_UNICODE_FOLD)
     raw = text.encode()

@@ -44,7 +44,7 @@ from .language import READ, language_of
 from .roles import (AI, CONTENT, DECLINE, DISCLAIMS, FILLER, JUDGES, PIVOT_ALTERNATIVE, PIVOT_CONTENT, PIVOT_NONE,
                     QUESTION, ROLES, SYMPATHY)
 from .roles import NON_ANSWER_ROLES, OFFERS, REFERS, REGRETS, CAUTIONS  # noqa: F401  (the roles, from here as before)
-from .sentences import list_items, normalise, sentences
+from .sentences import FURTHER_CHARS, MAX_CHARS, list_items, normalise, sentences
 
 _PRIORITY = {role: i for i, role in enumerate(ROLES)}
 _new = tuple.__new__  # makes a NamedTuple without its __new__ written in Python (faster)
@@ -120,11 +120,28 @@ def parse(response: str, language: str | None = None) -> Structure:
     text = normalise(response)
     if language is None:
         language = language_of(text)
-    return parse_text(text, grammar(language if language in READ else "en"), language)
+    g = grammar(language if language in READ else "en")
+    st = parse_text(text, g, language)
+    if len(response) > MAX_CHARS and READ_FURTHER and _open(st):
+        st = parse_text(normalise(response, FURTHER_CHARS), g, language, len(response))
+    return st
 
 
-def parse_text(text: str, g: Grammar, language: str = "en") -> Structure:
-    """The structure of a normalised text under a language's grammar."""
+READ_FURTHER = True
+
+
+def _open(st: Structure) -> bool:
+    """Whether the opening leaves the decision open: nothing in it answers yet (only a preamble,
+    a disclaimer, cautions, sympathy), or it declines and fewer than two content sentences follow."""
+    roles = st.roles
+    if st.decline_at < 0:
+        return CONTENT not in roles
+    return roles[st.decline_at + 1:].count(CONTENT) < 2
+
+
+def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CUE_CHARS) -> Structure:
+    """The structure of a normalised text under a language's grammar (cues are looked for up to
+    `cue_chars` after the decline, or the start)."""
     starts, ends = sentences(text)
     roles: list[str | None] = [None] * len(starts)
     decline_at, clause, pivot, pivot_span = -1, (0, 0), PIVOT_NONE, (0, 0)
@@ -141,7 +158,7 @@ def parse_text(text: str, g: Grammar, language: str = "en") -> Structure:
             pivot = PIVOT_ALTERNATIVE if g.to_alternative.match(text, p.start()) else PIVOT_CONTENT
             pivot_span = p.span()
     cue_roles, priority = _CUE_ROLE_CACHES.get(g.language) or {}, _PRIORITY
-    for c in g.cues.finditer(text, 0, clause[1] + _CUE_CHARS):
+    for c in g.cues.finditer(text, 0, clause[1] + cue_chars):
         i = bisect_right(starts, c.start() + 1) - 1
         found = cue_roles.get(c.group()) or _cue_role(g, c.group())
         if roles[i] is None or priority[found] < priority[roles[i]]:  # type: ignore[index]
