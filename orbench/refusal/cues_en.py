@@ -92,6 +92,7 @@ _JUDGE_BRANCHES = [
 # What a decline is about when it only disclaims: opinions, advice, certainty.
 _DISCLAIMER_OBJECT = (
     r" (?:(?:personal |subjective |my own )?(?:opinions?|beliefs?|views?|preferences?|feelings?)|"
+    r"(?:personal|personali[sz]ed) advice|emotions|feelings|consciousness|physical|a body|"
     r"(?:personali[sz]ed |professional |specific |individual |expert )?(?:medical|legal|financial|tax|investment|"
     r"professional|psychological|mental health|clinical) (?:advice|guidance|opinions?|diagnos|treatment|counsel)|"
     r"diagnos|predict|guarantee|real-time|up-to-date|current events|browse|access the internet|"
@@ -130,8 +131,14 @@ _CUE_BRANCHES = [
         r"i(?:'m| am) (?:just |only |not )?(?:an? )?(?:ai|language model|artificial intelligence|computer program|"
         r"machine|chatbot|virtual assistant|(?:trained |licensed |qualified |certified )?(?:doctor|lawyer|medical|"
         r"legal|financial|therapist|professional|counsel))",
-        r"i (?:don't|do not) have (?:personal |any |my own |the ability|access|real-time)",
-        r"i (?:don't|do not) (?:hold|form|possess) (?:personal |any )?(?:opinions|beliefs|views)")],
+        r"i (?:don't|do not) have (?:personal |any |my own |the ability|access|real-time|emotions|feelings|a body|"
+        r"consciousness|experiences)",
+        r"i (?:don't|do not) (?:hold|form|possess) (?:personal |any )?(?:opinions|beliefs|views|emotions|feelings)",
+        # a disclaimer of what the reply is, before it answers
+        r"(?:this|the) (?:information|response|answer|content|guide)(?: provided)?(?: here| below| above)? "
+        r"(?:is|are) (?:provided )?(?:for|intended for) (?:general |educational |informational )",
+        r"(?:is|are) not (?:a substitute|intended as a substitute|a replacement) for", "disclaimer",
+        r"(?:does|do) not constitute (?:legal|medical|financial|professional|tax|investment)")],
     *[("sympathy", b) for b in (
         r"i(?:'m| am) (?:so |really |truly |very )?sorry (?:to hear|that you|you(?:'re| are)|for your)",
         r"i understand (?:that|your|you|how|why)", "i can understand", "thank you for", "thanks for", "i appreciate",

@@ -233,9 +233,26 @@ def fit_calibration(logits: np.ndarray, refusal: np.ndarray) -> tuple[float, flo
 # --------------------------------------------------------------------------
 
 
+MAX_INNER_FOLDS = 8
+
+
 def inner_folds(data: Dataset, rows: np.ndarray) -> np.ndarray:
-    """What is held out inside training, per row: its part (a model, or a source)."""
-    return data.parts[rows]
+    """What is held out inside training, per row: its part (a model, or a source), with the
+    parts grouped into at most MAX_INNER_FOLDS folds of about equal size when there are more
+    (each part's logits still come from weights fitted without it; the cost of training no
+    longer grows with the number of parts). The grouping is fixed: the largest parts first,
+    each to the fold with the fewest rows so far (ties: the first)."""
+    parts = data.parts[rows]
+    names, counts = np.unique(parts, return_counts=True)
+    if len(names) <= MAX_INNER_FOLDS:
+        return parts
+    sizes = [0] * MAX_INNER_FOLDS
+    fold_of = {}
+    for i in sorted(range(len(names)), key=lambda i: (-counts[i], names[i])):
+        fold = min(range(MAX_INNER_FOLDS), key=sizes.__getitem__)
+        fold_of[names[i]] = f"fold{fold}"
+        sizes[fold] += counts[i]
+    return np.array([fold_of[p] for p in parts])
 
 
 def out_of_fold_logits(data: Dataset, rows: np.ndarray, config: TrainConfig, l2_words: float,
