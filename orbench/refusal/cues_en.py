@@ -193,4 +193,5 @@ SPEC = GrammarSpec(
     pivots=_PIVOT_BRANCHES,
     goes_on=r", but ",
     lead=" ",
+    instead=r" (?:instead\b|rather than|alternatively\b)",
 )

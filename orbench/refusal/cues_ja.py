@@ -65,4 +65,5 @@ SPEC = GrammarSpec(
     goes_on="が、",  # "医療アドバイスはできませんが、一般的には……" (I cannot give medical advice, but generally ...)
     lead="",
     goes_on_skip=2,
+    instead=r"代わりに|その代わり",
 )

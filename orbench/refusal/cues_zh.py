@@ -83,4 +83,5 @@ SPEC = GrammarSpec(
     goes_on="，但",  # "我不能提供医疗建议，但一般来说……" (I cannot give medical advice, but generally ...)
     lead="",
     goes_on_skip=1,
+    instead=r"相反|取而代之|而不是",
 )

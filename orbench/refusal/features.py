@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from .language import ENGLISH, READ
 from .prompt import READ_AFTER, relation_keys
-from .structure import CONTENT, FILLER, Structure, has_digit, parse
+from .structure import CONTENT, FILLER, PIVOT_ALTERNATIVE, Structure, has_digit, parse
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -112,7 +112,8 @@ def _structure(st: Structure, size: int) -> tuple[tuple[str, ...], int]:
     if st.decline_at < 0:
         # Without a decline every sentence is content, filler or one that carries no answer.
         quiet = len(roles) - content - roles.count(FILLER)
-        shape: tuple = ("", c, n_items, roles[0] if roles else FILLER, tuple(others), quiet if quiet < 3 else 3)
+        shape: tuple = ("", c, n_items, roles[0] if roles else FILLER, tuple(others), quiet if quiet < 3 else 3,
+                        st.pivot == PIVOT_ALTERNATIVE)
     else:
         before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
@@ -133,10 +134,12 @@ def _shape_keys(shape: tuple) -> tuple[str, ...]:
     role, c, n_items = shape[0], _CONTENT_BANDS[shape[1]], _ITEM_BANDS[shape[2]]
     assents, announces, length, code = shape[-4:]
     if not role:
-        first, others, quiet = shape[3:6]
+        first, others, quiet, instead = shape[3:7]
         keys = ["s:none", "s:none:content" + c, "s:none:items" + n_items, "s:none:first:" + first]
         keys += ["s:none:has:" + r for r in others]
         keys.append("s:none:quiet" + _CONTENT_BANDS[quiet])
+        if instead:  # "Instead, here is how to ..." with nothing declined: an alternative in place of the request
+            keys += ["s:none:instead", "s:none:instead:content" + c]
     else:
         where, pivot, others, numbers = shape[3:7]
         d, pivot = "s:" + role, ":pivot:" + pivot

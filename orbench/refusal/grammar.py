@@ -29,6 +29,7 @@ class Grammar(NamedTuple):
     to_alternative: re.Pattern[str]  # which pivots turn to something else
     goes_on: str  # where a decline goes on in the same sentence (", but "), found with str.find
     goes_on_skip: int  # where, past the start of `goes_on`, the sentence that goes on starts
+    instead: re.Pattern[str]  # a turn to something else where nothing was declined
     spaced: bool  # words are separated by spaces (a sentence's length is counted in words, else characters)
 
 
@@ -46,6 +47,7 @@ def compile_spec(spec: GrammarSpec) -> Grammar:
         to_alternative=alternation(spec.pivots, (PIVOT_ALTERNATIVE,), lead=lead),
         goes_on=spec.goes_on,
         goes_on_skip=spec.goes_on_skip,
+        instead=re.compile(spec.instead),
         spaced=spec.language in SPACED,
     )
 

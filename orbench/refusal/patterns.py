@@ -65,3 +65,4 @@ class GrammarSpec(NamedTuple):
     goes_on: str  # where a decline or a preamble goes on in the same sentence (", but ")
     lead: str  # what every branch starts with: a space where words are spaced and cues start words
     goes_on_skip: int = 1  # where, past the start of `goes_on`, the sentence that goes on starts
+    instead: str = r"(?!)"  # a turn to something else in a reply that never declines ("Instead, ...")

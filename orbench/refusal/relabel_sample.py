@@ -157,19 +157,26 @@ def read_labels(path: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def collect(folder: Path, labels: Path) -> pd.DataFrame:
+def collect(folder: Path, labels: Path, partial: bool = False) -> pd.DataFrame:
     """The round's relabel rows (relabels.csv's columns), from the manifest and the readers' files.
-    Every row of the manifest must have its first reader's label, and every second-read row its second."""
+    Every row of the manifest must have its first reader's label, and every second-read row its
+    second (`partial`: only the rows read so far, for a look before the round ends)."""
     frame = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
     first: dict[str, tuple[str, str, str]] = {}
     for packet, reader in READERS.items():
+        if partial and not (labels / f"{packet}.tsv").is_file():
+            continue
         for key, (label, reason) in read_labels(labels / f"{packet}.tsv").items():
             first[key] = (label, reason, reader)
     second: dict[str, str] = {}
     for packet in SECOND_READERS:
+        if partial and not (labels / f"{packet}.tsv").is_file():
+            continue
         second.update({k: v[0] for k, v in read_labels(labels / f"{packet}.tsv").items()})
+    if partial:
+        frame = frame[frame["id"].isin(first)]
     missing = [i for i in frame["id"] if i not in first]
-    missing += [i for i, s in zip(frame["id"], frame["second"]) if s == "True" and i not in second]
+    missing += [i for i, s in zip(frame["id"], frame["second"]) if s == "True" and i not in second and not partial]
     if missing:
         raise ValueError(f"{len(missing)} rows have no label (the first: {missing[0]})")
     return pd.DataFrame({
@@ -208,11 +215,13 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the packets' folder (written, or read with --collect)")
     parser.add_argument("--collect", type=Path, default=None, metavar="LABELS_DIR",
                         help="read the readers' files and print the round's relabel rows as CSV")
+    parser.add_argument("--partial", action="store_true", help="with --collect: only the packets read so far")
     args = parser.parse_args(argv)
     if args.collect is not None:
-        rows = collect(args.out, args.collect)
+        rows = collect(args.out, args.collect, args.partial)
         rows.to_csv(sys.stdout, index=False)
-        print(agreement(rows), file=sys.stderr)
+        if (rows["second_label"] != "").any():
+            print(agreement(rows), file=sys.stderr)
         return 0
     frame = manifest(pool_dir(args.pool_dir))
     write_packets(frame, args.out)

@@ -157,6 +157,10 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
         if p is not None:
             pivot = PIVOT_ALTERNATIVE if g.to_alternative.match(text, p.start()) else PIVOT_CONTENT
             pivot_span = p.span()
+    else:  # a reply that never declines may still turn to something else: "Instead, consider ..."
+        p = g.instead.search(text, 0, _DECLINE_CHARS)
+        if p is not None:
+            pivot, pivot_span = PIVOT_ALTERNATIVE, p.span()
     cue_roles, priority = _CUE_ROLE_CACHES.get(g.language) or {}, _PRIORITY
     for c in g.cues.finditer(text, 0, clause[1] + cue_chars):
         i = bisect_right(starts, c.start() + 1) - 1
