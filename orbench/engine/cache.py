@@ -113,6 +113,14 @@ class ResponseCache:
         self._pending.setdefault(key, value)
         self._queue.put(key)  # type: ignore[union-attr]
 
+    def replace(self, key: str, value: dict[str, Any]) -> None:
+        """Store a value that may change (what a client learnt of a model's parameters), now and
+        over any stored before. Not for replies: a reply's key never changes its answer."""
+        self.flush()
+        conn = self._conn()
+        conn.execute("INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
+                     (key, json.dumps(value, ensure_ascii=False), time.time()))
+
     def flush(self) -> None:
         """Wait until every reply put so far is committed; raise the writer's error, if any."""
         if self._queue is not None and self._writer_pid == os.getpid():

@@ -118,8 +118,11 @@ class LLMClient:
         # that is still starting needs.)
         self._unprobed = probe_first and not endpoint.is_embedded
         self._probe_lock: asyncio.Lock | None = None
-        # How the model takes its cap and temperature; a 400 naming one of them changes it.
+        # How the model takes its cap and temperature; a 400 naming one of them changes it, and
+        # the cache remembers that for the next run (its plan and its requests).
         self.params = endpoint.params
+        if cache is not None:
+            self.params = self.params.recalled(cache.get(self._params_key()))
         # Until the first request has its answer, the others wait: a model that refuses a
         # parameter refuses it once, not once per request in flight.
         self._unsettled = not endpoint.is_embedded
@@ -147,6 +150,10 @@ class LLMClient:
                 for url in self._urls
             ]
         return self._replicas
+
+    def _params_key(self) -> str:
+        """Where the cache keeps what this endpoint's model taught about its parameters."""
+        return cache_key(self.endpoint.identity, self.endpoint.model, [], {"learnt": "parameters"})
 
     def key_for(self, messages: list[dict[str, str]], settings: dict[str, Any], sample: int) -> str:
         return cache_key(self.endpoint.identity, self.endpoint.model, messages, settings, sample)
@@ -277,6 +284,8 @@ class LLMClient:
             raise self._fatal
         before = self.params.describe(request.temperature, request.max_tokens, request.reasoning_effort)
         self.params = learnt
+        if self.cache is not None:
+            self.cache.replace(self._params_key(), learnt.learnt() or {})
         now = learnt.describe(request.temperature, request.max_tokens, request.reasoning_effort)
         warn(f"{self.where} refused '{err.param}' (HTTP 400); sending {now} instead of {before} from now on. "
              f"To send that from the start: {fix_for(err.param)}")

@@ -85,6 +85,23 @@ class ModelParams:
         return {self.token_field: int(max_tokens), TEMPERATURE: float(temperature) if self.temperature else None,
                 REASONING_EFFORT: reasoning_effort, "thinks": self.thinks, "from": self.source}
 
+    def learnt(self) -> dict[str, Any] | None:
+        """What a 400 taught, to remember for the next run (None: nothing was learnt)."""
+        if not self.tried:
+            return None
+        return {"token_field": self.token_field, "temperature": self.temperature, "tried": sorted(self.tried)}
+
+    def recalled(self, value: Any) -> "ModelParams":
+        """These parameters with what an earlier run learnt (``learnt()``'s value) put back."""
+        try:
+            field_, temperature, tried = value["token_field"], value["temperature"], value["tried"]
+        except (TypeError, KeyError):
+            return self
+        if field_ not in TOKEN_FIELDS or not isinstance(temperature, bool) or not isinstance(tried, list):
+            return self
+        return replace(self, token_field=field_, temperature=temperature, source=LEARNED,
+                       tried=frozenset(str(t) for t in tried))
+
     def is_protocols(self, temperature: float, reasoning_effort: str | None = None) -> bool:
         """Whether a request goes out as the protocol spells it (the cap as max_tokens, the
         temperature asked for, no reasoning effort)."""
