@@ -27,8 +27,8 @@ class SampleReply:
 
 
 def _reasoning_parts(output: Any) -> str | None:
-    message = getattr(output, "message", None)
-    content = getattr(message, "content", None)
+    choices = getattr(output, "choices", None)
+    content = getattr(choices[0].message, "content", None) if choices else None
     if not isinstance(content, list):
         return None
     parts = [getattr(c, "reasoning", "") or getattr(c, "summary", "") or "" for c in content
@@ -40,10 +40,7 @@ def sample_reply(output: Any) -> SampleReply:
     """The reply, the thinking and whether it was cut, of an Inspect ``ModelOutput`` (None: no output)."""
     if output is None:
         return SampleReply("", "", False, None)
-    try:
-        stop = str(output.stop_reason)
-    except (IndexError, AttributeError):  # an output with no choice
-        stop = None
+    stop = str(output.stop_reason) if getattr(output, "choices", None) else None  # (no choice: no reason)
     stop = LENGTH if stop in _CAPPED else stop
     parts = split(output.completion or "", _reasoning_parts(output))
     usage = getattr(output, "usage", None)
