@@ -123,10 +123,10 @@ class LLMClient:
         self.params = endpoint.params
         if cache is not None:
             self.params = self.params.recalled(cache.get(self._params_key()))
-        # Until the first request has its answer, the others wait: a model that refuses a
-        # parameter refuses it once, not once per request in flight.
+        # Until the first request's first attempt has an answer, the others wait: a model that
+        # refuses a parameter refuses one request, not one per request in flight.
         self._unsettled = not endpoint.is_embedded
-        self._settle_lock: asyncio.Lock | None = None
+        self._answered: asyncio.Event | None = None
 
     @property
     def where(self) -> str:
@@ -220,31 +220,44 @@ class LLMClient:
             return hit
         if self._unprobed:
             await self._probe()
-        if self._unsettled:
-            if self._settle_lock is None:
-                self._settle_lock = asyncio.Lock()
-            async with self._settle_lock:
-                if self._unsettled:
-                    try:
-                        return await self._exchange(request, prepared)
-                    finally:
-                        self._unsettled = False
         return await self._exchange(request, prepared)
+
+    async def _turn(self) -> bool:
+        """While the parameters are untried (the first request, or the first after a 400
+        changed them), one request goes and the others wait for its answer. True: this one goes."""
+        while self._unsettled:
+            if self._answered is None:
+                self._answered = asyncio.Event()
+                return True
+            await self._answered.wait()
+        return False
+
+    def _settle(self) -> None:
+        """The trying request has its answer (or failure): the others may go."""
+        self._unsettled = False
+        if self._answered is not None:
+            self._answered.set()
+            self._answered = None
 
     async def _exchange(self, request: ChatRequest, prepared: Prepared) -> LLMResult:
         """The endpoint's reply. A 400 naming a parameter the model does not take changes it
         once (``_learn``), and the request goes again as the model takes it, after the cache:
         a resumed run that learns it anew finds the reply it paid for."""
         while True:
+            trying = await self._turn()
             if prepared.params is not self.params:  # learnt while this one waited
                 prepared = self.prepare(request)
                 hit = self.cached(prepared)
                 if hit is not None:
+                    if trying:
+                        self._settle()
                     return hit
             try:
-                result = await self._attempts(prepared)
+                result = await self._attempts(prepared, trying)
             except UnsupportedParameter as err:
-                self._learn(err, request)
+                self.stats.param_refusals += 1
+                if prepared.params is self.params:  # (else another request has learnt it already)
+                    self._learn(err, request)
                 continue
             self.stats.requests += 1
             self.stats.prompt_tokens += result.prompt_tokens
@@ -254,14 +267,19 @@ class LLMClient:
                 self.cache.put(prepared.key, result.to_cache())
             return result
 
-    async def _attempts(self, prepared: Prepared) -> LLMResult:
-        """One request with its retries; CallFailed when it fails for good."""
+    async def _attempts(self, prepared: Prepared, trying: bool = False) -> LLMResult:
+        """One request with its retries; CallFailed when it fails for good. ``trying``: its
+        first attempt tries the parameters for the requests waiting (``_turn``)."""
         started = time.monotonic()
         try:
             try:
                 # The first attempt outside tenacity: nearly every request succeeds at once, and
                 # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (docs/benchmarks.md).
-                return await self._send(prepared.messages, prepared.settings)
+                try:
+                    return await self._send(prepared.messages, prepared.settings)
+                finally:
+                    if trying:
+                        self._settle()
             except TransientError as first:
                 return await self._retry(prepared, first, started)
         except TransientError as err:
@@ -276,7 +294,6 @@ class LLMClient:
         """Take a 400 for a parameter to heart: send it as the model takes it from now on, with
         one warning naming the setting that does so from the start; or, when there is nothing
         else to try, stop the run with one line (every request would be refused the same way)."""
-        self.stats.param_refusals += 1
         learnt = self.params.learn(err.param)
         if learnt is None:
             self._fatal = EndpointError(f"{err}. Every request to it would be refused the same way; "
@@ -284,6 +301,7 @@ class LLMClient:
             raise self._fatal
         before = self.params.describe(request.temperature, request.max_tokens, request.reasoning_effort)
         self.params = learnt
+        self._unsettled = True  # the next request tries the new parameters for the others
         if self.cache is not None:
             self.cache.replace(self._params_key(), learnt.learnt() or {})
         now = learnt.describe(request.temperature, request.max_tokens, request.reasoning_effort)
@@ -353,7 +371,9 @@ class LLMClient:
         for replica in self._replicas or []:
             await replica.client.close()
         self._replicas = None
-        self._settle_lock = None  # an asyncio lock belongs to the loop it was made in
+        if self._answered is not None:  # an asyncio event belongs to the loop it was made in
+            self._answered.set()
+            self._answered = None
         if self.cache is not None:
             self.cache.flush()  # the replies still queued for the disk are written when the requests end
 
