@@ -182,3 +182,34 @@ def test_an_optional_column_is_kept_only_when_a_row_fills_it(tmp_path):
     path.write_text("prompt,other\na,x\n")
     with pytest.raises(UserError, match="exists with columns"):
         run([], ["a"])
+
+
+def test_the_report_counts_cut_replies_apart_and_in_no_rate(tmp_path):
+    """The same stage-4 rows with the unscored ones marked `empty` or `cut_in_thinking` give the
+    same rates and counts; only the cut ones are named, with the fix."""
+    from orbench.report import build_report
+
+    verdicts = ["True", "False", "False", "UNSCORED", "True", "UNSCORED", "False"]
+    reports = {}
+    for cell in ("empty", "cut_in_thinking"):
+        folder = tmp_path / cell
+        cells = [cell if v == "UNSCORED" else v for v in verdicts]
+        write_rows_csv(folder / "m_merged_or-bench-hard-1k.csv", cells)
+        reports[cell] = build_report([folder], examples_per_set=0)
+    empty, cut = reports["empty"], reports["cut_in_thinking"]
+    assert empty.summary.drop(columns="model").equals(cut.summary.drop(columns="model"))
+    assert int(cut.summary.loc[0, "hard_unscored"]) == 2 and int(cut.summary.loc[0, "hard_scored"]) == 5
+    assert not any("cut inside their thinking" in w for w in empty.warnings)
+    [line] = [w for w in cut.warnings if "cut inside their thinking" in w]
+    assert "2 of 7" in line and "--max_tokens" in line
+
+
+def write_rows_csv(path, cells):
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["prompt", "is_rejected", "refusal_score", "response", "category"])
+        w.writerows([f"prompt {i}", c, "", "" if c in ("empty", "cut_in_thinking") else "text", "harmful"]
+                    for i, c in enumerate(cells))
