@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from orbench.commands import eval_command
-from orbench.protocol.prompts import judge_messages  # noqa: F401 (the template the judge reads)
 from orbench.stages.alignment import main as stage4
 from orbench.stages.check_response import main as stage5
 from orbench.testing.fake_openai import FakeOpenAIServer, Status, ThinkingModel, reasoning_api
