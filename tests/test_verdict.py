@@ -17,6 +17,7 @@ WRITTEN = {  # what stage 4 has always written in is_rejected
     VerdictKind.EMPTY: "empty",
     VerdictKind.FILTERED: "filtered",
     VerdictKind.OTHER_LANGUAGE: "other_language",  # the scored detector cannot read it: for a judge
+    VerdictKind.CUT_IN_THINKING: "cut_in_thinking",  # the token cap stopped it inside its thinking: no reply
 }
 
 
@@ -49,8 +50,9 @@ def test_through_a_real_csv_file():
 
 
 def test_refused_is_true_false_or_none():
-    assert [Verdict(k).refused for k in VerdictKind] == [False, True, None, None, None, None]
+    assert [Verdict(k).refused for k in VerdictKind] == [False, True, None, None, None, None, None]
     assert refused_in("other_language") is None  # unscored: never a refusal or an answer
+    assert refused_in("cut_in_thinking") is None  # no reply at all: never a refusal or an answer
 
 
 def test_a_failed_request_has_no_cell():

@@ -8,7 +8,9 @@ already paid for is read from the response cache):
      set) and its endpoint answers (GET /models, $ORBENCH_PREFLIGHT_TIMEOUT s, default 5);
      then prints the plan: requests per step and model, max_tokens, token bounds.
   1. stage 4: the target on OR-Bench-Hard-1K (1,319 prompts) and OR-Bench-Toxic (655),
-     the copies bundled with orbench: one user message, temperature 0, max_tokens 1000.
+     the copies bundled with orbench: one user message, temperature 0, max_tokens 1000
+     (OpenAI's reasoning models: max_completion_tokens and no temperature, as they take
+     them; a model that thinks needs a larger --max_tokens: docs/models_that_think.md).
   2. stage 5: the judge on every response (the paper's way; --judge_sample 0, the default),
      or on a random sample of N scored rows per set (--judge_sample N), from which the
      report corrects the detector's rate. The judge is audited on --audit human-labelled
@@ -66,6 +68,11 @@ def build_parser(prog: str = "orbench eval") -> Parser:
     p.add_argument("--limit_seed", type=int, default=0, help="the seed of --limit's sample (default 0)")
     p.add_argument("--max_tokens", type=positive_int, default=1000, help="the target's reply cap (default 1000)")
     p.add_argument("--judge_max_tokens", type=positive_int, default=1000, help="the judge's reply cap (default 1000)")
+    p.add_argument("--reasoning_effort", default=None, metavar="EFFORT",
+                   help="the target's reasoning_effort (e.g. low, medium, high), for a model that takes one "
+                        "(default: not sent)")
+    p.add_argument("--judge_reasoning_effort", default=None, metavar="EFFORT",
+                   help="the judge's reasoning_effort, for a judge that takes one (default: not sent)")
     p.add_argument("--system_prompt", default=None, help="a system message before each prompt (default: none)")
     p.add_argument("--rules", default=None, help="stage 4's refusal detection (default: stage 4's, scored)")
     p.add_argument("--concurrency", type=positive_int, default=None, help="target requests in flight")
@@ -97,7 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     target = endpoints[0][1]
     judges = [ep for role, ep in endpoints if role == "judge"]
     settings = EvalSettings(args.limit, args.limit_seed, args.max_tokens, args.judge_max_tokens,
-                            args.judge_sample, args.audit if judged else 0, args.system_prompt)
+                            args.judge_sample, args.audit if judged else 0, args.system_prompt,
+                            args.reasoning_effort, args.judge_reasoning_effort)
     print(format_plan(eval_plan(target, judges, settings, SETS), f"orbench eval plan for {target.name}"), flush=True)
     if args.plan_only:
         return 0
@@ -135,7 +143,8 @@ class Run:
                     f"--limit_seed={a.limit_seed}", *self.common(a.concurrency)]
             argv += [f"--{k}={v}" for k, v in (("limit", a.limit), ("system_prompt", a.system_prompt),
                                                 ("rules", a.rules), ("base_url", a.base_url),
-                                                ("api_key_env", a.api_key_env)) if v is not None]
+                                                ("api_key_env", a.api_key_env),
+                                                ("reasoning_effort", a.reasoning_effort)) if v is not None]
             code = self.step(stage4, argv, "stage 4", f"target {self.name} on {short}", "results", self.result(short))
             if code:
                 return code
@@ -149,8 +158,8 @@ class Run:
             out = self.judged_dir / f"{self.result(short).stem}_response_check_merged_{self.tag}.csv"
             argv = [f"--check_model={a.judge}", f"--input_file={self.result(short)}", f"--output_path={out}",
                     f"--max_tokens={a.judge_max_tokens}", f"--audit={a.audit}", *self.common(a.judge_concurrency)]
-            argv += [f"--{k}={v}" for k, v in (("base_url", a.judge_base_url), ("api_key_env", a.judge_api_key_env))
-                     if v is not None]
+            argv += [f"--{k}={v}" for k, v in (("base_url", a.judge_base_url), ("api_key_env", a.judge_api_key_env),
+                                                ("reasoning_effort", a.judge_reasoning_effort)) if v is not None]
             if a.judge_sample:
                 argv += [f"--sample={a.judge_sample}", f"--seed={a.judge_seed}"]
             code = self.step(stage5, argv, "stage 5", f"judge {a.judge} on {short}", "judged", out)
@@ -188,15 +197,20 @@ class Run:
 
     def record(self, endpoints) -> None:
         """eval.run.json: each role's model, provider and base URL (never a key), and the settings."""
+        a = self.args
         roles: dict[str, list[dict[str, str]]] = {}
         for role, ep in endpoints:
             where = "embedded" if ep.is_embedded else " ".join(ep.base_urls)
+            cap, effort = (a.max_tokens, a.reasoning_effort) if role == "target" else (
+                a.judge_max_tokens, a.judge_reasoning_effort)
             roles.setdefault(role, []).append({"model": ep.name, "model_id": ep.model, "provider": ep.provider,
-                                               "base_url": where, "api_key_env": ep.api_key_env})
-        a = self.args
+                                               "base_url": where, "api_key_env": ep.api_key_env,
+                                               "sent": ep.params.info(0.0, cap, effort)})
         info = {"command": "orbench eval", "target": roles["target"][0], "judge": roles.get("judge"),
                 "sets": list(SETS), "limit": a.limit, "limit_seed": a.limit_seed, "max_tokens": a.max_tokens,
-                "judge_max_tokens": a.judge_max_tokens, "judge_sample": a.judge_sample, "judge_seed": a.judge_seed,
+                "judge_max_tokens": a.judge_max_tokens, "reasoning_effort": a.reasoning_effort,
+                "judge_reasoning_effort": a.judge_reasoning_effort,
+                "judge_sample": a.judge_sample, "judge_seed": a.judge_seed,
                 "audit": a.audit if self.judged else 0, "system_prompt": a.system_prompt}
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.dir / "eval.run.json.tmp"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..protocol.constants import COL_PROMPT
-from ..run.runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, text_tokens
+from ..run.runplan import MAX_BYTES_PER_TOKEN, PlanLine, endpoint_text, message_tokens, sent_text, text_tokens
 
 PUBLISHED = ("or-bench-hard-1k", "or-bench-toxic")
 
@@ -24,6 +24,8 @@ class EvalSettings:
     judge_sample: int  # 0: every row
     audit: int
     system_prompt: str | None
+    reasoning_effort: str | None = None
+    judge_reasoning_effort: str | None = None
 
 
 def set_prompts(short: str, limit: int | None, seed: int) -> list[str]:
@@ -45,7 +47,8 @@ def eval_plan(target, judges: Sequence, s: EvalSettings, sets: Sequence[str] = P
         prompts = set_prompts(short, s.limit, s.limit_seed)
         tokens_in = sum(message_tokens(system) + text_tokens(p) for p in prompts)
         target_lines.append(PlanLine(f"stage 4 {short}", target.name, endpoint_text(target), len(prompts),
-                                     s.max_tokens, tokens_in))
+                                     s.max_tokens, tokens_in, "",
+                                     *sent_text(target.params, 0.0, s.max_tokens, s.reasoning_effort)))
         judged = len(prompts) if s.judge_sample == 0 else min(s.judge_sample, len(prompts))
         # the sample is drawn among scored rows, so its prompts are not known yet: bound each by the longest
         longest = max((text_tokens(p) for p in prompts), default=0)
@@ -54,12 +57,15 @@ def eval_plan(target, judges: Sequence, s: EvalSettings, sets: Sequence[str] = P
         for j in judges:
             judge_lines.append(PlanLine(f"stage 5 {short}", j.name, endpoint_text(j), judged, s.judge_max_tokens,
                                         bound + judged * per_row,
-                                        "every row" if judged == len(prompts) else "a judged sample"))
+                                        "every row" if judged == len(prompts) else "a judged sample",
+                                        *sent_text(j.params, 0.0, s.judge_max_tokens, s.judge_reasoning_effort)))
     audit_lines = []
     if s.audit:
         from ..judge_audit import auditset
 
         audit_in = sum(message_tokens(judge_messages(i.prompt, i.response)) for i in auditset.subset(s.audit))
         audit_lines = [PlanLine("stage 5 audit", j.name, endpoint_text(j), s.audit, s.judge_max_tokens, audit_in,
-                                "paid once, then cached") for j in judges]
+                                "paid once, then cached",
+                                *sent_text(j.params, 0.0, s.judge_max_tokens, s.judge_reasoning_effort))
+                       for j in judges]
     return target_lines + judge_lines + audit_lines

@@ -4,9 +4,11 @@ Default place: $ORBENCH_CACHE_DIR/responses.sqlite3, else $XDG_CACHE_HOME/orbenc
 else ~/.cache/orbench/responses.sqlite3.
 
 The key is a SHA-256 of canonical JSON holding the endpoint identity, the model id, the
-messages and every setting that changes the output; when temperature > 0 the sample number
-is in it too, so repeated samples differ and a re-run gets the same ones back. API keys,
-timeouts and concurrency are never part of it. Only complete, non-empty replies are stored.
+messages and every setting that changes the output; when temperature > 0 (or none is sent:
+the model's default, 1) the sample number is in it too, so repeated samples differ and a
+re-run gets the same ones back. API keys, timeouts and concurrency are never part of it.
+Only complete, non-empty replies are stored, and replies cut inside their thinking
+(engine/completion.py's ``cacheable`` says why).
 
 ``put`` hands the write to a background thread, which commits at once whatever has queued up
 since its last commit, in one transaction (a group commit: under load many replies share one
@@ -56,7 +58,9 @@ def cache_key(
         "messages": messages,
         "settings": {k: v for k, v in sorted(settings.items()) if v is not None},
     }
-    if float(settings.get("temperature") or 0.0) > 0.0:
+    # A request sent without a temperature (a model that takes none) is sampled at the model's
+    # default, 1: its sample number belongs in the key as for any temperature above 0.
+    if "temperature" not in settings or float(settings.get("temperature") or 0.0) > 0.0:
         payload["sample"] = sample
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -108,6 +112,14 @@ class ResponseCache:
             self._start_writer()
         self._pending.setdefault(key, value)
         self._queue.put(key)  # type: ignore[union-attr]
+
+    def replace(self, key: str, value: dict[str, Any]) -> None:
+        """Store a value that may change (what a client learnt of a model's parameters), now and
+        over any stored before. Not for replies: a reply's key never changes its answer."""
+        self.flush()
+        conn = self._conn()
+        conn.execute("INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
+                     (key, json.dumps(value, ensure_ascii=False), time.time()))
 
     def flush(self) -> None:
         """Wait until every reply put so far is committed; raise the writer's error, if any."""

@@ -3,52 +3,29 @@
 ``LLMClient.complete(messages, temperature=..., max_tokens=...)`` returns an ``LLMResult``.
 It goes through the openai async client (its own retries off, finite timeout), with tenacity
 deciding retries (see ``retry.py``), a per-base-URL concurrency bound, and the response cache.
+The parameters a request is sent with are the model's (``params.py``): a client that an
+endpoint answers with HTTP 400 for a parameter learns once and sends the request again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import warn
 from .cache import ResponseCache, cache_key
+from .completion import CONTENT_FILTER, LLMResult, Unreadable, cacheable, result_from_completion
+from .params import ModelParams, fix_for
 from .registry import Endpoint
-from .retry import EndpointError, RequestError, RetryPolicy, TransientError, classify
+from .retry import EndpointError, RequestError, RetryPolicy, TransientError, UnsupportedParameter, classify
 
 if TYPE_CHECKING:
     import openai  # imported where the client is made: `--help` should not pay for it
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 120.0
-CONTENT_FILTER = "content_filter"
-
-
-@dataclass(frozen=True)
-class LLMResult:
-    text: str | None
-    finish_reason: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    model: str
-    cached: bool = False
-
-    @property
-    def is_filtered(self) -> bool:
-        return self.finish_reason == CONTENT_FILTER
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.text or "").strip()
-
-    def to_cache(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "finish_reason": self.finish_reason,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "model": self.model,
-        }
 
 
 class CallFailed(Exception):
@@ -66,6 +43,7 @@ class ChatRequest:
     max_tokens: int
     sample: int = 0
     grammar: str | None = None
+    reasoning_effort: str | None = None  # sent only when given (--reasoning_effort)
 
 
 @dataclass(frozen=True)
@@ -75,43 +53,12 @@ class Prepared:
     key: str
     messages: list[dict[str, str]]
     settings: dict[str, Any]
+    params: ModelParams | None = field(default=None, compare=False)  # the client's, when prepared
 
 
 def request_body(model: str, messages: list[dict[str, str]], settings: dict[str, Any]) -> dict[str, Any]:
     """The chat-completions body the online path sends (grammar as llama.cpp's extra field)."""
     return {"model": model, "messages": messages, **settings}
-
-
-class Unreadable(ValueError):
-    """A chat completion with no readable reply; the message says what is wrong."""
-
-
-def result_from_completion(body: Any, default_model: str) -> "LLMResult":
-    """The LLMResult of a chat-completion JSON object: an online reply (dumped from the
-    client's model) or a batch result line's body. Raises Unreadable."""
-    if not isinstance(body, dict):
-        raise Unreadable("was not a JSON object")
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise Unreadable("had no choices")
-    message = choices[0].get("message") or {}
-    text = message.get("content") if isinstance(message, dict) else None
-    if text is not None and not isinstance(text, str):
-        raise Unreadable("had non-text content")
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return LLMResult(
-        text=text,
-        finish_reason=choices[0].get("finish_reason"),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        model=str(body.get("model") or default_model),
-    )
-
-
-def cacheable(result: LLMResult) -> bool:
-    """Errors never reach the cache; empty and filtered replies are not stored either, so a
-    re-run asks again instead of repeating a non-answer."""
-    return not result.is_empty and not result.is_filtered
 
 
 @dataclass
@@ -129,6 +76,8 @@ class ClientStats:
     failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens, those the model spent thinking
+    param_refusals: int = 0  # requests refused with HTTP 400 for a parameter, then sent as the model takes them
 
 
 class LLMClient:
@@ -169,6 +118,15 @@ class LLMClient:
         # that is still starting needs.)
         self._unprobed = probe_first and not endpoint.is_embedded
         self._probe_lock: asyncio.Lock | None = None
+        # How the model takes its cap and temperature; a 400 naming one of them changes it, and
+        # the cache remembers that for the next run (its plan and its requests).
+        self.params = endpoint.params
+        if cache is not None:
+            self.params = self.params.recalled(cache.get(self._params_key()))
+        # Until the first request's first attempt has an answer, the others wait: a model that
+        # refuses a parameter refuses one request, not one per request in flight.
+        self._unsettled = not endpoint.is_embedded
+        self._answered: asyncio.Event | None = None
 
     @property
     def where(self) -> str:
@@ -193,13 +151,17 @@ class LLMClient:
             ]
         return self._replicas
 
+    def _params_key(self) -> str:
+        """Where the cache keeps what this endpoint's model taught about its parameters."""
+        return cache_key(self.endpoint.identity, self.endpoint.model, [], {"learnt": "parameters"})
+
     def key_for(self, messages: list[dict[str, str]], settings: dict[str, Any], sample: int) -> str:
         return cache_key(self.endpoint.identity, self.endpoint.model, messages, settings, sample)
 
     def prepare(self, request: ChatRequest) -> Prepared:
         """The settings sent and the cache key of a request, without sending it."""
-        settings: dict[str, Any] = {"temperature": float(request.temperature), "max_tokens": int(request.max_tokens)}
-        if settings["temperature"] > 0 and self.send_seed:
+        settings = self.params.settings(request.temperature, request.max_tokens, request.reasoning_effort)
+        if settings.get("temperature", 0.0) > 0 and self.send_seed:
             # Sample n of a request carries seed n: servers that honour it (vLLM, llama.cpp,
             # OpenAI best-effort) give the same sample again even without our cache.
             settings["seed"] = int(request.sample)
@@ -207,7 +169,11 @@ class LLMClient:
             settings["grammar"] = request.grammar  # sent in the body as llama.cpp's extension field
         messages = list(request.messages)
         key = self.key_for(messages, settings, request.sample) if self.cache is not None else ""
-        return Prepared(key, messages, settings)
+        return Prepared(key, messages, settings, self.params)
+
+    def sent(self, temperature: float, max_tokens: int, reasoning_effort: str | None = None) -> dict[str, Any]:
+        """What this client sends for these settings, for the run record (engine/params.py)."""
+        return self.params.info(temperature, max_tokens, reasoning_effort)
 
     def body(self, prepared: Prepared) -> dict[str, Any]:
         """The chat-completions body of a prepared request (a batch file's line)."""
@@ -221,7 +187,7 @@ class LLMClient:
         if hit is None:
             return None
         self.stats.cached += 1
-        return LLMResult(cached=True, **hit)
+        return LLMResult.from_cache(hit)
 
     def refuse(self, reason: str) -> CallFailed:
         """A request this client will not send (e.g. an offline finish): counted as failed."""
@@ -236,13 +202,15 @@ class LLMClient:
         max_tokens: int,
         sample: int = 0,
         grammar: str | None = None,
+        reasoning_effort: str | None = None,
     ) -> LLMResult:
         """One chat completion. Raises CallFailed (this request failed for good) or
         EndpointError (nothing will work at this endpoint: stop the run).
 
         ``grammar`` (llama.cpp GBNF) is sent only to endpoints whose registry entry has
         ``grammar = true``; elsewhere it is ignored."""
-        return await self.send(ChatRequest(0, tuple(messages), temperature, max_tokens, sample, grammar))
+        return await self.send(ChatRequest(0, tuple(messages), temperature, max_tokens, sample, grammar,
+                                           reasoning_effort))
 
     async def send(self, request: ChatRequest) -> LLMResult:
         """``complete`` for a ChatRequest: the cache first, then the endpoint with retries."""
@@ -252,25 +220,93 @@ class LLMClient:
             return hit
         if self._unprobed:
             await self._probe()
+        return await self._exchange(request, prepared)
+
+    async def _turn(self) -> bool:
+        """While the parameters are untried (the first request, or the first after a 400
+        changed them), one request goes and the others wait for its answer. True: this one goes."""
+        while self._unsettled:
+            if self._answered is None:
+                self._answered = asyncio.Event()
+                return True
+            await self._answered.wait()
+        return False
+
+    def _settle(self) -> None:
+        """The trying request has its answer (or failure): the others may go."""
+        self._unsettled = False
+        if self._answered is not None:
+            self._answered.set()
+            self._answered = None
+
+    async def _exchange(self, request: ChatRequest, prepared: Prepared) -> LLMResult:
+        """The endpoint's reply. A 400 naming a parameter the model does not take changes it
+        once (``_learn``), and the request goes again as the model takes it, after the cache:
+        a resumed run that learns it anew finds the reply it paid for."""
+        while True:
+            trying = await self._turn()
+            if prepared.params is not self.params:  # learnt while this one waited
+                prepared = self.prepare(request)
+                hit = self.cached(prepared)
+                if hit is not None:
+                    if trying:
+                        self._settle()
+                    return hit
+            try:
+                result = await self._attempts(prepared, trying)
+            except UnsupportedParameter as err:
+                self.stats.param_refusals += 1
+                if prepared.params is self.params:  # (else another request has learnt it already)
+                    self._learn(err, request)
+                continue
+            self.stats.requests += 1
+            self.stats.prompt_tokens += result.prompt_tokens
+            self.stats.completion_tokens += result.completion_tokens
+            self.stats.reasoning_tokens += result.reasoning_tokens
+            if self.cache is not None and cacheable(result):
+                self.cache.put(prepared.key, result.to_cache())
+            return result
+
+    async def _attempts(self, prepared: Prepared, trying: bool = False) -> LLMResult:
+        """One request with its retries; CallFailed when it fails for good. ``trying``: its
+        first attempt tries the parameters for the requests waiting (``_turn``)."""
         started = time.monotonic()
         try:
             try:
                 # The first attempt outside tenacity: nearly every request succeeds at once, and
                 # entering tenacity's loop costs 0.1-0.3 ms of CPU per request (docs/benchmarks.md).
-                result = await self._send(prepared.messages, prepared.settings)
+                try:
+                    return await self._send(prepared.messages, prepared.settings)
+                finally:
+                    if trying:
+                        self._settle()
             except TransientError as first:
-                result = await self._retry(prepared, first, started)
+                return await self._retry(prepared, first, started)
         except TransientError as err:
             raise self.refuse(f"{err} (gave up after {self.policy.attempts} failed attempts or "
                               f"{self.policy.max_seconds:.0f} s of retrying)") from None
+        except UnsupportedParameter:
+            raise
         except RequestError as err:
             raise self.refuse(str(err)) from None
-        self.stats.requests += 1
-        self.stats.prompt_tokens += result.prompt_tokens
-        self.stats.completion_tokens += result.completion_tokens
-        if self.cache is not None and cacheable(result):
-            self.cache.put(prepared.key, result.to_cache())
-        return result
+
+    def _learn(self, err: UnsupportedParameter, request: ChatRequest) -> None:
+        """Take a 400 for a parameter to heart: send it as the model takes it from now on, with
+        one warning naming the setting that does so from the start; or, when there is nothing
+        else to try, stop the run with one line (every request would be refused the same way)."""
+        learnt = self.params.learn(err.param)
+        if learnt is None:
+            self._fatal = EndpointError(f"{err}. Every request to it would be refused the same way; "
+                                        f"to go on: {fix_for(err.param)}")
+            raise self._fatal
+        before = self.params.describe(request.temperature, request.max_tokens, request.reasoning_effort)
+        self.params = learnt
+        self._unsettled = True  # the next request tries the new parameters for the others
+        if self.cache is not None:
+            self.cache.replace(self._params_key(), learnt.learnt() or {})
+        now = learnt.describe(request.temperature, request.max_tokens, request.reasoning_effort)
+        warn(f"{self.where} refused '{err.param}' (HTTP 400); sending {now} instead of {before} from now on. "
+             f"To send that from the start: {fix_for(err.param)}")
 
     async def _probe(self) -> None:
         """Once per client: every base URL's host must accept a connection."""
@@ -335,8 +371,13 @@ class LLMClient:
         for replica in self._replicas or []:
             await replica.client.close()
         self._replicas = None
+        if self._answered is not None:  # an asyncio event belongs to the loop it was made in
+            self._answered.set()
+            self._answered = None
         if self.cache is not None:
             self.cache.flush()  # the replies still queued for the disk are written when the requests end
 
 
-__all__ = ["LLMClient", "LLMResult", "CallFailed", "ChatRequest", "Prepared", "Unreadable", "cacheable", "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats"]
+__all__ = ["LLMClient", "LLMResult", "CallFailed", "ChatRequest", "Prepared", "Unreadable", "cacheable",
+           "request_body", "result_from_completion", "EndpointError", "RequestError", "ClientStats",
+           "CONTENT_FILTER"]

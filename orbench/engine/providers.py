@@ -13,10 +13,11 @@ import functools
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import UserError
+from .params import ENTRY_KEYS
 
 SHIPPED_PROVIDERS = Path(__file__).with_name("providers.toml")
 OPENAI_API = "openai-api"  # openai-api/NAME/MODEL: $NAME_BASE_URL, $NAME_API_KEY
@@ -32,6 +33,7 @@ class Location:
     key_envs: tuple[str, ...]
     key_required: bool
     family: str = ""
+    params: tuple = ()  # (key, value) pairs of engine/params.py's ENTRY_KEYS the provider sets
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Provider:
     key_required: bool
     family: str = ""
     models_checks_key: bool = True
+    params: tuple = ()  # (key, value) pairs of engine/params.py's ENTRY_KEYS
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,7 +57,8 @@ def providers() -> dict[str, Provider]:
         envs = e.get("api_key_env", ())
         out[name] = Provider(name, str(e.get("base_url", "")), str(e.get("base_url_env", "")),
                              (envs,) if isinstance(envs, str) else tuple(envs), bool(e.get("key_required", True)),
-                             str(e.get("family", "")), bool(e.get("models_checks_key", True)))
+                             str(e.get("family", "")), bool(e.get("models_checks_key", True)),
+                             tuple((k, e[k]) for k in ENTRY_KEYS if k in e))
     return out
 
 
@@ -79,7 +83,8 @@ def locate(name: str) -> Location | None:
         return None
     if not rest:
         raise UserError(f"'{name}' names no model: write {first}/MODEL")
-    return _located(name, p.name, rest, p.base_url, p.base_url_env, p.key_envs, p.key_required, p.family)
+    loc = _located(name, p.name, rest, p.base_url, p.base_url_env, p.key_envs, p.key_required, p.family)
+    return replace(loc, params=p.params)
 
 
 def _located(name: str, provider: str, model: str, base_url: str, base_url_env: str, key_envs: tuple[str, ...],
@@ -96,9 +101,9 @@ def override(loc: Location, base_url: str | None, api_key_env: str | None) -> Lo
     key configured for one host is never sent to another."""
     if base_url:
         envs = (api_key_env,) if api_key_env else ()
-        return Location(loc.provider, loc.model, (base_url,), envs, bool(api_key_env), loc.family)
+        return replace(loc, base_urls=(base_url,), key_envs=envs, key_required=bool(api_key_env))
     if api_key_env:
-        return Location(loc.provider, loc.model, loc.base_urls, (api_key_env,), True, loc.family)
+        return replace(loc, key_envs=(api_key_env,), key_required=True)
     return loc
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import providers
 from ..errors import UserError
+from .params import ModelParams, entry_params
 
 SHIPPED_REGISTRY = Path(__file__).with_name("models.toml")
 EMBEDDED = "embedded"
@@ -33,6 +34,8 @@ class Endpoint:
     api_key: str = field(default="", repr=False, compare=False)
     defaults: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     provider: str = field(default="", compare=False)  # registry, openai, vllm, ...: what the name named
+    # How the model takes its cap and temperature, and whether it thinks (engine/params.py).
+    params: ModelParams = field(default_factory=ModelParams, compare=False)
 
     @property
     def is_embedded(self) -> bool:
@@ -99,6 +102,10 @@ def resolve(name: str, models_file: str | os.PathLike | None = None, *, base_url
             f"or set OPENAI_API_KEY (and OPENAI_BASE_URL)"
         )
     key_env, key = providers.find_key(name, loc)
+    try:
+        params = entry_params(loc.model, entry if isinstance(entry, dict) else None, dict(loc.params))
+    except ValueError as err:
+        raise UserError(f"model '{name}': {err}") from None
     return Endpoint(
         name=name,
         model=loc.model,
@@ -108,6 +115,7 @@ def resolve(name: str, models_file: str | os.PathLike | None = None, *, base_url
         api_key=key,
         defaults=dict(entry.get("defaults", {})) if entry is not None else {},
         provider=loc.provider,
+        params=params,
     )
 
 

@@ -5,7 +5,9 @@ the first transient failure on (LLMClient.send makes a request's first attempt i
   use up one of the attempts, but a request stops being retried after ORBENCH_MAX_RETRY_SECONDS
   (default 900 s);
 - 5xx, timeouts, connection errors, garbled replies: exponential backoff with jitter;
-- 400/422: the request itself is bad: fail this row at once;
+- 400/422: the request itself is bad: fail this row at once. A 400 that names a parameter the
+  model does not take (OpenAI's ``unsupported_parameter`` / ``unsupported_value``) is an
+  ``UnsupportedParameter``: the client learns from it (engine/params.py) instead;
 - 401/403/404 and exhausted quota: the endpoint will refuse everything: stop the run.
 
 ORBENCH_BACKOFF_BASE (seconds, default 1) scales the exponential backoff; tests set it to 0.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,6 +40,15 @@ class TransientError(Exception):
 
 class RequestError(Exception):
     """This request fails for good (bad request, garbled reply after all retries)."""
+
+
+class UnsupportedParameter(RequestError):
+    """HTTP 400 naming a parameter this model does not take (or a value of it): every request
+    sent the same way fails the same way. ``param`` is the parameter named."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class EndpointError(Exception):
@@ -131,10 +143,30 @@ def classify(err: BaseException, where: str) -> Exception:
             return EndpointError(f"{detail}: the model or URL does not exist there")
         if status == 408 or status >= 500:
             return TransientError(detail, retry_after=_retry_after_seconds(err.response))
+        param = _unsupported_param(err) if status == 400 else None
+        if param:
+            return UnsupportedParameter(f"{detail}: {_short(err)}", param)
         return RequestError(f"{detail}: {_short(err)}")
     if isinstance(err, (openai.APIResponseValidationError, ValueError, KeyError, TypeError)):
         return TransientError(f"unreadable reply from {where}: {type(err).__name__}")
     return err if isinstance(err, Exception) else RuntimeError(str(err))
+
+
+_UNSUPPORTED = re.compile(r"Unsupported (?:parameter|value): '([\w.]+)'")
+_UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")
+
+
+def _unsupported_param(err: openai.APIStatusError) -> str | None:
+    """The parameter a 400 says the model does not take (OpenAI's error.param with code
+    unsupported_parameter/unsupported_value, or named in its message), else None."""
+    body = err.body if isinstance(err.body, dict) else {}
+    inner = body.get("error", body) if isinstance(body, dict) else {}
+    inner = inner if isinstance(inner, dict) else {}
+    param = inner.get("param")
+    if inner.get("code") in _UNSUPPORTED_CODES and isinstance(param, str) and param:
+        return param
+    named = _UNSUPPORTED.search(str(inner.get("message") or ""))
+    return named.group(1) if named else None
 
 
 def _short(err: openai.APIStatusError) -> str:

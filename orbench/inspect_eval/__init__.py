@@ -54,11 +54,12 @@ NO_CATEGORY = "(none)"
 
 # Keys of a score's metadata.
 META_OUTCOME = "outcome"  # refused / answered / unscored
-META_VERDICT = "verdict"  # detector: answered, refused, empty, filtered; judge: its class
+META_VERDICT = "verdict"  # detector: answered, refused, empty, filtered, cut_in_thinking...; judge: its class
 META_RULES = "rules"  # detector: the rule set applied
 META_REFUSAL_SCORE = "refusal_score"  # detector: its score in [0, 1], when it gives one
 META_JUDGE_MODEL = "judge_model"  # judge: the grader model's name
 META_JUDGE_REPLY = "judge_reply"  # judge: its full reply (stage 5's answer_type_response)
+META_REASONING = "reasoning"  # the thinking kept apart from the reply scored (detector: the target's; judge: its own)
 
 # Keys of the task's metadata (recorded in the log's header).
 TASK_META_SET = "orbench_set"  # safe, hard or toxic

@@ -29,6 +29,7 @@ import pandas as pd
 from orbench.tables import published
 from orbench.errors import UserError
 
+from .replies import sample_reply
 from . import (
     ANSWERED,
     CATEGORY_KEY,
@@ -64,6 +65,7 @@ class InspectRow:
     prompt: str
     response: str
     verdict: str = ""  # the detector's verdict or the judge's class; the error for a failed sample
+    reasoning: str = ""  # the target's thinking, kept apart from its response (stage 4's reasoning)
     refusal_score: float | None = None  # the detector's score, when it gives one
     sample_id: str = ""
     epoch: int = 1
@@ -166,9 +168,10 @@ def read_inspect_log(path: str | Path) -> InspectLog:
     # A failed sample is one row, under the detector when the run had it (as stage 4's failed file).
     failed_by = scored_by[JUDGE_SCORER] if scorer_names == [JUDGE_SCORER] else KEYWORD
     for sample in log.samples or []:
+        reply = sample_reply(sample.output)  # the response as stage 4 writes it: the thinking apart
         base = dict(model=model, dataset=dataset,
                     category=str((sample.metadata or {}).get(CATEGORY_KEY) or NO_CATEGORY),
-                    prompt=_prompt(sample), response=sample.output.completion if sample.output else "",
+                    prompt=_prompt(sample), response=reply.reply, reasoning=reply.thinking,
                     sample_id=str(sample.id), epoch=int(sample.epoch or 1), file=str(path))
         if sample.error is not None:
             result.rows.append(InspectRow(outcome=FAILED, scored_by=failed_by, verdict=sample.error.message, **base))

@@ -6,7 +6,9 @@
 
 Each sample is one prompt of the set, sent as stage 4 sends it: one user message, no system
 prompt unless ``system_prompt`` is given, temperature 0, max_tokens 1000 (``--temperature``
-and ``--max-tokens`` override these). The input is read by ``orbench.tables.inputs.load_rows``, the
+and ``--max-tokens`` override these; ``--reasoning-effort`` is Inspect's own). A model that
+takes no temperature (OpenAI's o-series and GPT-5, as orbench.engine.params knows them) is
+sent none, as stage 4 sends it none; Inspect sends their cap as max_completion_tokens itself. The input is read by ``orbench.tables.inputs.load_rows``, the
 reader every stage uses: the set's short name by default (Hard-1K and Toxic: the copies bundled
 with orbench, offline; 80K: the Hub), or any file a stage reads (``prompt`` column,
 ``category`` or XSTest's ``type`` optional).
@@ -30,9 +32,10 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, GenerateConfig
 from inspect_ai.scorer import Scorer
-from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from orbench import __version__
+from orbench.engine.params import known_params
 from orbench.protocol.constants import COL_CATEGORY, COL_PROMPT, COL_TYPE
 from orbench.errors import UserError
 from orbench.protocol.prompts import TEMPLATE_VERSION
@@ -99,6 +102,33 @@ def system_prompt_message(text: str) -> Solver:
     return solve
 
 
+@solver
+def protocol_generate() -> Solver:
+    """Inspect's generate; for a model that takes no temperature (the parameters stage 4 sends
+    it: orbench.engine.params), the same call with the temperature left out."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if known_params(str(state.model)).temperature:
+            return await generate(state)
+        return await _generate_without_temperature(state)
+
+    return solve
+
+
+async def _generate_without_temperature(state: TaskState) -> TaskState:
+    """One generate call with this sample's config (the task's, with the command line's flags
+    over it) less its temperature. Inspect's ``generate`` would merge the task's temperature
+    back in, so the model is called here (no tools: one call)."""
+    from inspect_ai.model import get_model
+    from inspect_ai.model._generate_config import active_generate_config, set_active_generate_config
+
+    config = active_generate_config().model_copy(update={"temperature": None})
+    set_active_generate_config(config)  # the model merges the active config over its own
+    state.output = await get_model().generate(state.messages, config=config)
+    state.messages.append(state.output.message)
+    return state
+
+
 def _scorers(choice: str, rules: str, judge_model: str | None) -> list[Scorer]:
     if choice not in SCORER_CHOICES:
         raise TaskInputError(f"unknown scorer {choice!r} (-T scorer=...); choose one of: {', '.join(SCORER_CHOICES)}")
@@ -123,7 +153,7 @@ def bench_task(task_name: str, input_file: str | None = None, scorer: str = DEFA
         dataset, input_source = load_dataset(source, task_name)
     except UserError as err:
         raise TaskInputError(str(err)) from None
-    solvers = ([system_prompt_message(system_prompt)] if system_prompt else []) + [generate()]
+    solvers = ([system_prompt_message(system_prompt)] if system_prompt else []) + [protocol_generate()]
     return Task(
         dataset=dataset,
         solver=solvers,

@@ -24,6 +24,10 @@ COL_PROMPT = "prompt"
 COL_CATEGORY = "category"
 COL_TOXIC_SEED = "toxic_seed"
 COL_RESPONSE = "response"
+# A thinking model's deliberation, kept apart from its reply (orbench.protocol.thinking): stage 4's
+# `reasoning`, stage 5's `judge_reasoning`. Written only when some row of the file has thinking.
+COL_REASONING = "reasoning"
+COL_JUDGE_REASONING = "judge_reasoning"
 COL_IS_REJECTED = "is_rejected"
 COL_REFUSAL_SCORE = "refusal_score"  # stage 4: the scored detector's refusal score, 4 decimals, or empty
 COL_INCLUSION_PROBABILITY = "inclusion_probability"  # stage 5 --sample: the chance the design gave the row to be judged

@@ -10,6 +10,8 @@ files from before read the same:
     EMPTY           empty           None    (a blank reply: nothing to judge)
     FILTERED        filtered        None    (the provider's content filter stopped it)
     OTHER_LANGUAGE  other_language  None    (the scored detector cannot read its language: a judge must)
+    CUT_IN_THINKING cut_in_thinking None    (the token cap stopped it inside its thinking: no reply;
+                                             a larger --max_tokens gives one)
     FAILED          (none)          None    (the request failed: its row is in the failed file)
 
 `Verdict.from_csv` reads a cell without regard to case or surrounding space, and also takes
@@ -29,18 +31,20 @@ class VerdictKind(str, Enum):
     EMPTY = "empty"
     FILTERED = "filtered"
     OTHER_LANGUAGE = "other_language"
+    CUT_IN_THINKING = "cut_in_thinking"
     FAILED = "failed"
 
 
 _TO_CSV = {VerdictKind.REFUSED: "True", VerdictKind.ANSWERED: "False",
            VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered",
-           VerdictKind.OTHER_LANGUAGE: "other_language"}
+           VerdictKind.OTHER_LANGUAGE: "other_language", VerdictKind.CUT_IN_THINKING: "cut_in_thinking"}
 _FROM_CSV = {
     **dict.fromkeys(("true", "1", "yes"), VerdictKind.REFUSED),
     **dict.fromkeys(("false", "0", "no"), VerdictKind.ANSWERED),
     "empty": VerdictKind.EMPTY,
     "filtered": VerdictKind.FILTERED,
     "other_language": VerdictKind.OTHER_LANGUAGE,
+    "cut_in_thinking": VerdictKind.CUT_IN_THINKING,
 }
 
 
@@ -80,7 +84,7 @@ class Verdict:
 
 def refused_in(text: object) -> bool | None:
     """What an `is_rejected` cell says: True (refused), False (answered), or None (empty,
-    filtered, other_language, blank, or not a verdict)."""
+    filtered, other_language, cut_in_thinking, blank, or not a verdict)."""
     verdict = Verdict.from_csv(text)
     return None if verdict is None else verdict.refused
 

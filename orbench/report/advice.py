@@ -3,7 +3,9 @@ do. They go to summary.md, the page (right after the summary) and the console.
 
 Causes: a judge that failed its audit (the judge is the unreliable part), keyword rules that
 a trusted judge's sample shows to be off (report the corrected rate), a judge never audited
-or whose audit is unfinished, and a hard set built from the models tested on it.
+or whose audit is unfinished, and a hard set built from the models tested on it; and
+(report/thinking.py) replies cut inside their thinking, and models sent other parameters than
+the protocol's.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ SHORT = {"safe": "80K", "hard": "Hard-1K", "toxic": "Toxic"}
 
 @dataclass(frozen=True)
 class Advice:
-    cause: str  # judge_failed, keyword_unreliable, not_audited, audit_incomplete, self_built_hard
+    cause: str  # judge_failed, keyword_unreliable, not_audited, audit_incomplete, self_built_hard;
+    # report/thinking.py: cut_in_thinking, not_protocol_settings
     text: str
 
 

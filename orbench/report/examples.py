@@ -29,6 +29,7 @@ from orbench.protocol.constants import (
     COL_ANSWER_CATEGORY,
     COL_IS_REJECTED,
     COL_PROMPT,
+    COL_REASONING,
     COL_REFUSAL_SCORE,
     COL_RESPONSE,
 )
@@ -60,6 +61,7 @@ class Example:
     judge: str  # the judge's outcome of this row
     judge_name: str
     judge_class: str  # the judge's answer_category as written
+    reasoning: str = ""  # a thinking model's thinking (stage 4's reasoning column), shown on demand
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class _Row:
     refusal_score: str = ""
     judge: str = ""
     judge_class: str = ""
+    reasoning: str = ""
 
 
 def _cell(frame: pd.DataFrame, column: str) -> list[str]:
@@ -103,10 +106,10 @@ def _stage4_rows(files: Sequence[ResultFile], frames: Frames | None) -> list[_Ro
     for f in files:
         frame = frame_of(f.path, frames)
         verdicts = outcomes(f, frame)
-        for cat, p, r, o, s in zip(categories(frame), _cell(frame, COL_PROMPT),
-                                   _cell(frame, COL_RESPONSE), verdicts,
-                                   _cell(frame, COL_REFUSAL_SCORE)):
-            out.append(_Row(category=cat, prompt=p, response=r, keyword=o, refusal_score=s))
+        for cat, p, r, o, s, t in zip(categories(frame), _cell(frame, COL_PROMPT),
+                                      _cell(frame, COL_RESPONSE), verdicts,
+                                      _cell(frame, COL_REFUSAL_SCORE), _cell(frame, COL_REASONING)):
+            out.append(_Row(category=cat, prompt=p, response=r, keyword=o, refusal_score=s, reasoning=t))
     return out
 
 
@@ -147,7 +150,7 @@ def _pair(model: str, dataset: str, files: Sequence[ResultFile], scored_by: str,
             other = by_key.get((row.prompt, row.response))
             if other is not None:
                 row.keyword = other.keyword or row.keyword
-                row.refusal_score = other.refusal_score
+                row.refusal_score, row.reasoning = other.refusal_score, other.reasoning
         return full, name
     base = _stage4_rows(s4, frames)
     judged = _stage5_rows([f for f in s5 if f.sample_of is not None], frames) + full
@@ -176,7 +179,7 @@ def _example(model: str, dataset: str, row: _Row, verdict: str, scored_by: str,
     return Example(model=model, dataset=dataset, category=row.category, prompt=row.prompt,
                    response=row.response, verdict=verdict, scored_by=scored_by,
                    keyword=row.keyword, refusal_score=row.refusal_score, judge=row.judge,
-                   judge_name=judge_name if row.judge else "", judge_class=row.judge_class)
+                   judge_name=judge_name if row.judge else "", judge_class=row.judge_class, reasoning=row.reasoning)
 
 
 def collect_examples(files: Sequence[ResultFile], selected: pd.DataFrame, cap: int = DEFAULT_CAP,

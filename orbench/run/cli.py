@@ -89,7 +89,12 @@ def add_run_options(p: argparse.ArgumentParser, *, temperature: float, max_token
                         "if set (a scaled-down run of a real configuration), else every row")
     g.add_argument("--limit_seed", type=int, default=0, help="the seed of --limit's sample (default 0)")
     g.add_argument("--temperature", type=float, default=temperature, help=f"sampling temperature (default {temperature})")
-    g.add_argument("--max_tokens", type=positive_int, default=max_tokens, help=f"reply length cap (default {max_tokens})")
+    g.add_argument("--max_tokens", type=positive_int, default=max_tokens,
+                   help=f"reply length cap, a thinking model's thinking included (default {max_tokens}; sent as "
+                        "max_completion_tokens to the models that take it so: docs/models_that_think.md)")
+    g.add_argument("--reasoning_effort", default=None, metavar="EFFORT",
+                   help="sent as reasoning_effort (e.g. minimal, low, medium, high) to a model that takes it (OpenAI's "
+                        "reasoning models, gpt-oss on vLLM, ...); default: not sent, the model's own")
     g.add_argument("--timeout", type=float, default=None,
                    help="seconds before one request is abandoned and retried (default: registry entry's, else 120)")
     g.add_argument("--no_cache", action="store_true", help="neither read nor write the response cache")

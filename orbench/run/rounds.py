@@ -17,7 +17,7 @@ from ..errors import FatalEndpointError
 from ..engine.llm import CallFailed, ChatRequest
 from ..tables.resume import OutputLock, RowFile, read_rows, repair_torn_tail, write_atomic
 from ..engine.retry import EndpointError
-from ..tables.runinfo import stage_record, write_runinfo
+from ..tables.runinfo import sent_info, stage_record, write_runinfo
 from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec
 from .cli import rows_exit_code
@@ -42,7 +42,7 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
         out.open()
         spec.start(on_disk, cached=client.cache is not None)
         print(generator_plan(spec), flush=True)
-        record = stage_record(spec.stage, spec.args, spec.record())
+        record = stage_record(spec.stage, spec.args, spec.record(), sent_info([client], spec.ctx.names, spec.args))
         write_runinfo(path, record.updated(complete=False))
         started = time.time()
         try:
@@ -56,6 +56,8 @@ def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
                                            spec.record_end(),
                                            {"cached": stats.cached, "prompt_tokens": stats.prompt_tokens,
                                             "completion_tokens": stats.completion_tokens,
+                                            "reasoning_tokens": stats.reasoning_tokens,
+                                            **sent_info([client], spec.ctx.names, spec.args),
                                             "seconds": round(time.time() - started, 3)}))
     finally:
         lock.release()

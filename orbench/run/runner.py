@@ -25,7 +25,7 @@ from ..tables.inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
 from ..engine.jobs import Failed, Job, Outcome, RunCounts, run_jobs
 from ..engine.llm import ChatRequest, LLMClient
 from ..tables.resume import StageOutput
-from ..tables.runinfo import RunRecord, check_same_settings, client_info, stage_record, write_runinfo
+from ..tables.runinfo import RunRecord, check_same_settings, client_info, sent_info, stage_record, write_runinfo
 from .rounds import run_rounds
 from .runplan import lines_for_requests, one_line, stage_label
 from .spec import Ask, GeneratorSpec, Retry, RunContext, StageResult, StageSpec, Transform
@@ -156,9 +156,9 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
     args, clients = spec.args, spec.ctx.clients
     plan = spec.output()
     output = StageOutput(plan.path, plan.columns, plan.failed_path, plan.failed_columns, plan.key_of,
-                         many_rows_per_key=plan.many_rows_per_key)
+                         many_rows_per_key=plan.many_rows_per_key, optional_columns=plan.optional_columns)
     jobs = spec.jobs(spec.ctx.rows.rows) if jobs is None else jobs
-    record = stage_record(spec.stage, args, spec.record(), extra_info or {})
+    record = stage_record(spec.stage, args, spec.record(), extra_info or {}, sent_info(clients, spec.ctx.names, args))
     started = time.time()
     check_same_settings(plan.path, record)
     done = output.open()
@@ -190,6 +190,7 @@ def run_rows(spec: StageSpec, batch: BatchOptions | None, jobs: list[Job] | None
             "rows_written": len(rows),
             **dict(counts.counters),
             **client_info(clients, spec.ctx.baseline),
+            **sent_info(clients, spec.ctx.names, args),
             "seconds": round(time.time() - started, 3),
         })
         write_runinfo(plan.path, final)

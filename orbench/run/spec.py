@@ -44,6 +44,8 @@ class OutputPlan:
     failed_columns: list[str]
     key_of: Callable[[dict[str, str]], str]
     many_rows_per_key: bool = False  # stage 2: several rewrites per seed, keyed by the seed
+    # Columns kept in the final file only when some row fills them (a thinking model's reasoning).
+    optional_columns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -196,9 +198,9 @@ class StageSpec:
 
     def request(self, messages: Sequence[dict[str, str]], *, model: int = 0, sample: int = 0,
                 grammar: str | None = None) -> ChatRequest:
-        """A request with the run's temperature and max_tokens."""
+        """A request with the run's temperature, max_tokens and reasoning effort."""
         return ChatRequest(model, tuple(messages), float(self.args.temperature), int(self.args.max_tokens),
-                           sample, grammar)
+                           sample, grammar, getattr(self.args, "reasoning_effort", None))
 
 
 # The runner's row pass, as a spec's run() sees it (orbench.run.runner.run_rows, its spec and batch

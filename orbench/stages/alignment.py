@@ -6,18 +6,23 @@ In:  --input_file: a CSV, TSV, JSON, JSONL or parquet file with a `prompt` colum
      or-bench-80k the Hugging Face Hub; or hf://datasets/OWNER/NAME[@REV]/FILE.
 Out: ./final_{model}_results/{model}_merged_{input}.csv with columns
      prompt, is_rejected, refusal_score, response, category
+     (+ reasoning, when some reply came with thinking: a thinking model's deliberation, inline
+     <think> or reasoning_content, kept apart; response holds the reply alone)
      (--merge_result=False or --no_merge_result: {model}_rejected_{input}.csv and
      {model}_accepted_{input}.csv, and {model}_unscored_{input}.csv if any reply was empty
      or filtered);
      failed requests in {model}_failed_{input}.csv (prompt, error, category), never counted;
      run settings and counts in {model}_merged_{input}.run.json.
-Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options).
+Request: one user message, no system prompt, temperature 0.0, max_tokens 1000 (all options);
+OpenAI's reasoning models are sent max_completion_tokens and no temperature, as they take
+them, and --reasoning_effort when given (docs/models_that_think.md).
 is_rejected: True/False from refusal detection: `scored` by default (our rules and a small
 learned scorer; it also writes refusal_score, the calibrated probability of a refusal, in
 [0, 1]); --rules=generic for our rules alone, --rules=family for the original's keyword rules
 of the model's family (from the registry, or guessed from the model id), or --rules=gpt-4 etc.
 by name (these leave refusal_score empty). `empty` / `filtered` mark replies with nothing to
-score.
+score; `cut_in_thinking` a reply the token cap stopped inside its thinking, before any reply
+(a larger --max_tokens gives one). None of them is a refusal or an answer.
 Default model: `local`, the embedded SmolLM2-135M-Instruct. Re-running the same command
 resumes: finished rows are kept, failed rows are retried.
 
@@ -37,13 +42,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..run.cli import add_split_flag, str2bool
-from ..protocol.constants import COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE
+from ..protocol.constants import (
+    COL_CATEGORY, COL_ERROR, COL_IS_REJECTED, COL_PROMPT, COL_REASONING, COL_REFUSAL_SCORE, COL_RESPONSE, COL_TYPE,
+)
 from ..tables.hub import input_name
 from ..tables.inputs import MAX_PROMPT_CHARS, key_function
 from ..engine.jobs import Job, Outcome
 from ..tables.naming import safe_name, sibling
 from ..refusal import DEFAULT_RULES, FAMILIES  # the checkers themselves load on first use (refusal/__init__.py)
-from ..tables.resume import write_atomic
+from ..tables.resume import present_columns, write_atomic
 from ..tables.runinfo import endpoint_info
 from ..run.runner import run_stage
 from ..run.spec import OutputPlan, Reply, StageResult, StageSpec, first_failure
@@ -51,15 +58,17 @@ from ..protocol.summary import rejection_summary
 from ..tables.table_io import output_stem
 from ..protocol.verdict import Verdict, VerdictKind, refused_in
 
-COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY]
+COLUMNS = [COL_PROMPT, COL_IS_REJECTED, COL_REFUSAL_SCORE, COL_RESPONSE, COL_CATEGORY, COL_REASONING]
+OPTIONAL = (COL_REASONING,)  # in the final file only when some reply had thinking
 OTHER_LANGUAGE_CELL = Verdict(VerdictKind.OTHER_LANGUAGE).to_csv()
+CUT_CELL = Verdict(VerdictKind.CUT_IN_THINKING).to_csv()
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_CATEGORY]
 KEY_COLUMNS = (COL_PROMPT, COL_CATEGORY)
 INPUT_ALIASES = {COL_TYPE: COL_CATEGORY}  # XSTest's prompt file
 # The run's counters (printed, and kept in .run.json) by verdict.
 COUNTER = {VerdictKind.REFUSED: "rejected", VerdictKind.ANSWERED: "accepted",
            VerdictKind.EMPTY: "empty", VerdictKind.FILTERED: "filtered",
-           VerdictKind.OTHER_LANGUAGE: "other_language"}
+           VerdictKind.OTHER_LANGUAGE: "other_language", VerdictKind.CUT_IN_THINKING: "cut_in_thinking"}
 
 
 def default_output(model: str, input_file: str) -> Path:
@@ -111,7 +120,7 @@ class Alignment(StageSpec):
     def output(self) -> OutputPlan:
         path = Path(self.args.output_path) if self.args.output_path else default_output(self.name, self.args.input_file)
         return OutputPlan(path, COLUMNS, sibling(path, "_merged_", "_failed_", "_failed"), FAILED_COLUMNS,
-                          key_function(KEY_COLUMNS))
+                          key_function(KEY_COLUMNS), optional_columns=OPTIONAL)
 
     def record(self) -> dict[str, Any]:
         from ..refusal import run_settings
@@ -133,10 +142,14 @@ class Alignment(StageSpec):
             return failed
         from ..refusal import stage4_verdict  # loaded once, by the first row (not by --help)
 
-        res = replies[0]
-        verdict = stage4_verdict(res.text, self.family, res.finish_reason, prompt=job.row[COL_PROMPT])
+        res = replies[0]  # its text is the reply alone: the engine keeps the thinking apart
+        if res.cut_in_thinking:  # no reply to read: the detector is never given the thinking
+            verdict = Verdict(VerdictKind.CUT_IN_THINKING)
+        else:
+            verdict = stage4_verdict(res.text, self.family, res.finish_reason, prompt=job.row[COL_PROMPT])
         row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict.to_csv(), COL_REFUSAL_SCORE: verdict.score_csv(),
-               COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
+               COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, ""),
+               COL_REASONING: res.reasoning or ""}
         return Outcome(rows=[row], counters={COUNTER[verdict.kind]: 1})
 
     def failed_row(self, job: Job, error: str) -> dict[str, object]:
@@ -151,6 +164,16 @@ class Alignment(StageSpec):
         if foreign:
             print(f"{foreign} response(s) mostly in a language the detector cannot read are unscored "
                   f"(is_rejected = {OTHER_LANGUAGE_CELL}): judge them with stage 5")
+        cut = sum(r.get(COL_IS_REJECTED) == CUT_CELL for r in result.rows)
+        if cut:
+            print(cut_line(cut, len(result.rows), int(self.args.max_tokens)))
+
+
+def cut_line(cut: int, rows: int, max_tokens: int) -> str:
+    """Stage 4's line about replies cut inside their thinking, with the fix."""
+    return (f"{cut} of {rows} replies were cut inside their thinking at max_tokens {max_tokens}, before any reply "
+            f"(is_rejected = {CUT_CELL}): unscored, never a refusal or an answer. Run again with a larger "
+            f"--max_tokens (e.g. {max(8 * max_tokens, 8000)}) and another --output_path to give them room")
 
 
 def _verdict(row: dict[str, str]) -> bool | None:
@@ -163,9 +186,10 @@ def _split(merged: Path, rows: list[dict[str, str]]) -> None:
     for r in rows:
         v = _verdict(r)
         groups["_unscored_" if v is None else ("_rejected_" if v else "_accepted_")].append(r)
+    columns = present_columns(COLUMNS, OPTIONAL, rows)
     for token, part in groups.items():
         if part or token != "_unscored_":
-            write_atomic(sibling(merged, "_merged_", token, token.rstrip("_")), COLUMNS, part)
+            write_atomic(sibling(merged, "_merged_", token, token.rstrip("_")), columns, part)
     merged.unlink()
 
 

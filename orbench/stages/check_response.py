@@ -4,11 +4,13 @@ In:  --input_file: a stage-4 merged file (or any CSV/parquet with `prompt` and `
      `category` and stage 4's `is_rejected` carried along).
 Out: ./{input stem}_response_check_merged_{check_model}.csv with columns
      prompt, answer_category, answer_type_response, response, category
-     (+ is_rejected, stage 4's keyword verdict, when the input has it).
+     (+ is_rejected, stage 4's keyword verdict, when the input has it; + judge_reasoning, a
+     thinking judge's thinking, when it showed some).
      answer_category is direct_answer, direct_refusal, indirect_refusal, or `unscored` when
-     the judge's verdict (the last [[...]] in its reply) cannot be read, or the response is
-     empty. Unscored rows are never counted as refusals; they are also copied to
-     ..._response_check_unscored_{check_model}.csv. Failed requests go to
+     the judge's verdict (the last [[...]] in its reply, never in its thinking) cannot be
+     read, the judge was cut inside its thinking, or the response is empty (stage 4's empty,
+     filtered and cut_in_thinking rows: no call is sent). Unscored rows are never counted as
+     refusals; they are also copied to ..._response_check_unscored_{check_model}.csv. Failed requests go to
      ..._response_check_failed_{check_model}.csv. Settings and counts: .run.json beside it.
 At the end it prints the rejection rate per category (refusal = direct_refusal or
 indirect_refusal), with the counts of scored, unscored and failed rows.
@@ -73,7 +75,6 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..statistics.agreement import pairwise
 from ..run.cli import positive_float, positive_int
 from ..protocol.constants import (
     COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_CATEGORY, COL_ERROR, COL_INCLUSION_PROBABILITY, COL_IS_REJECTED,
@@ -91,22 +92,26 @@ from ..judge_audit import gate
 from ..judge_audit.stage import StageAudit, add_audit_option
 from ..engine.llm import CallFailed, ChatRequest
 from ..tables.naming import safe_name, sibling
-from ..protocol.parsing import judge_verdict
 from ..protocol.prompts import judge_grammar, judge_messages
-from ..tables.resume import write_atomic
+from ..tables.resume import present_columns, write_atomic
 from ..tables.runinfo import endpoint_info, read_runinfo, runinfo_path, write_runinfo
 from ..run.runner import run_stage
 from ..run.spec import OutputPlan, Reply, RunContext, RunRows, StageResult, StageSpec
 from ..protocol.summary import rejection_summary
 from ..tables.table_io import output_stem
 from ..protocol.voting import VOTES
+from ..protocol.verdict import Verdict, VerdictKind
 from .judge_votes import (  # noqa: F401 (the ensemble's names, also imported from here)
-    COL_ANSWER_VOTES, COL_JUDGES_VOTED, COL_REFUSAL_VOTES, JUDGE_FAILED, combine, is_refusal, judge_columns, revote,
+    COL_ANSWER_VOTES, COL_JUDGES_VOTED, COL_REFUSAL_VOTES, JUDGE_FAILED, agreement, combine, is_refusal, judge_columns,
+    read_judges, reasoning_columns, revote,
 )
 
 COLUMNS = [COL_PROMPT, COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_RESPONSE, COL_CATEGORY]
 FAILED_COLUMNS = [COL_PROMPT, COL_ERROR, COL_RESPONSE, COL_CATEGORY]
 KEY_COLUMNS = (COL_PROMPT, COL_RESPONSE, COL_CATEGORY)
+CUT_CELL = Verdict(VerdictKind.CUT_IN_THINKING).to_csv()
+
+
 class CheckResponse(StageSpec):
     stage = "response_checker"
     script = "check_response.py"
@@ -190,13 +195,14 @@ class CheckResponse(StageSpec):
         if self.is_ensemble:
             cols += [COL_REFUSAL_VOTES, COL_ANSWER_VOTES, COL_JUDGES_VOTED]
             cols += [c for n in self.names for c in judge_columns(n)]
-        return cols
+        return cols + reasoning_columns(self.names)
 
     def output(self) -> OutputPlan:
         path = (Path(self.args.output_path) if self.args.output_path
                 else Path(f"{output_stem(self.args.input_file)}_response_check_merged_{self.tag}.csv"))
         failed = sibling(path, "_response_check_merged_", "_response_check_failed_", "_failed")
-        return OutputPlan(path, self.columns(), failed, FAILED_COLUMNS, key_function(KEY_COLUMNS))
+        return OutputPlan(path, self.columns(), failed, FAILED_COLUMNS, key_function(KEY_COLUMNS),
+                          optional_columns=tuple(reasoning_columns(self.names)))
 
     def unscored_path(self) -> Path:
         return sibling(self.output().path, "_response_check_merged_", "_response_check_unscored_", "_unscored")
@@ -244,7 +250,8 @@ class CheckResponse(StageSpec):
                 row.update({COL_REFUSAL_VOTES: 0, COL_ANSWER_VOTES: 0, COL_JUDGES_VOTED: 0})
                 for n in self.names:
                     row.update(dict(zip(judge_columns(n), (UNSCORED, ""))))
-            return Outcome(rows=[row], counters={"unscored": 1, "empty_response": 1})
+            why = "cut_in_thinking" if job.row.get(COL_IS_REJECTED) == CUT_CELL else "empty_response"
+            return Outcome(rows=[row], counters={"unscored": 1, why: 1})
         return self.judge_requests(judge_messages(job.row[COL_PROMPT], job.row[COL_RESPONSE]))
 
     def parse(self, job: Job, replies: list[Reply], attempt: int):
@@ -252,17 +259,17 @@ class CheckResponse(StageSpec):
         errors = [f"{n}: {r}" for n, r in zip(names, replies) if isinstance(r, CallFailed)]
         if len(errors) == len(replies):  # no judge answered: a failed row, retried next run
             return Failed(str(replies[0]) if not self.is_ensemble else "every judge failed: " + "; ".join(errors))
-        cats = [JUDGE_FAILED if isinstance(r, CallFailed) else judge_verdict(r.text) or UNSCORED for r in replies]
-        row = self.base_row(job)
+        cats, thinking, counters = read_judges(replies, names)
+        row = {**self.base_row(job), **thinking}
         if not self.is_ensemble:
             row.update({COL_ANSWER_CATEGORY: cats[0], COL_ANSWER_TYPE_RESPONSE: replies[0].text or ""})
-            return Outcome(rows=[row], counters={cats[0]: 1})
+            return Outcome(rows=[row], counters={cats[0]: 1, **counters})
         for n, c, r in zip(names, cats, replies):
             row.update(dict(zip(judge_columns(n), (c, str(r) if isinstance(r, CallFailed) else r.text or ""))))
         revote([row], names, self.args.vote)
         row[COL_ANSWER_TYPE_RESPONSE] = "; ".join(f"{n}: {c}" for n, c in zip(names, cats))
         return Outcome(rows=[row], counters={row[COL_ANSWER_CATEGORY]: 1, "judge_calls_failed": len(errors),
-                                             "judge_replies_unscored": cats.count(UNSCORED)})
+                                             "judge_replies_unscored": cats.count(UNSCORED), **counters})
 
     def failed_row(self, job: Job, error: str) -> dict[str, object]:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_RESPONSE: job.row[COL_RESPONSE],
@@ -347,7 +354,8 @@ class CheckResponse(StageSpec):
         unscored_path = self.unscored_path()
         unscored = [r for r in result.rows if r[COL_ANSWER_CATEGORY] == UNSCORED]
         if unscored:
-            write_atomic(unscored_path, self.columns(), unscored)
+            write_atomic(unscored_path, present_columns(self.columns(), reasoning_columns(self.names), result.rows),
+                         unscored)
         elif unscored_path.exists():
             unscored_path.unlink()
         if self.skip is not None:  # no row was sent: the line that says why, and the way on
@@ -356,7 +364,7 @@ class CheckResponse(StageSpec):
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed, title=self._title()))
         extra: dict[str, Any] = dict(self.rounds or {})
         if self.is_ensemble:
-            extra["judge_agreement"] = self._agreement(result)
+            extra["judge_agreement"] = agreement(result.rows, self.names, self.args.vote)
         if not self.gates:  # --judge_failed_audit: after the rows (in batch mode, from their batch)
             ask = self.ctx.ask
             extra["audit"] = self.audit.run(self.ctx.clients, lambda messages: ask(self.judge_requests(messages)))
@@ -375,16 +383,6 @@ class CheckResponse(StageSpec):
                      f"scored rows ({self.args.design} design, seed {self.args.seed}). This is the judge's rate on "
                      "the sample only; the report corrects the keyword rate of all rows with it")
         return f"{what} (refusal = direct_refusal or indirect_refusal; unscored = no verdict):"
-
-    def _agreement(self, result: StageResult) -> list[dict[str, Any]]:
-        names = self.names
-        pairs = pairwise({n: [is_refusal(r.get(judge_columns(n)[0])) for r in result.rows] for n in names})
-        print(f"agreement between judges (refusal vs answer, rows both scored; vote: {self.args.vote}):")
-        for p in pairs:
-            kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
-            pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
-            print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
-        return [p.as_dict() for p in pairs]
 
 
 def _verdict(row: dict[str, str]) -> bool | None:

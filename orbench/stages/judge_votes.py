@@ -5,8 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from ..protocol.constants import COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES, UNSCORED
+from ..protocol.constants import (
+    COL_ANSWER_CATEGORY, COL_ANSWER_TYPE_RESPONSE, COL_JUDGE_REASONING, DIRECT_ANSWER, JUDGE_CLASSES, REFUSAL_CLASSES,
+    UNSCORED,
+)
+from ..engine.llm import CallFailed, LLMResult
+from ..protocol.parsing import judge_verdict
 from ..protocol.voting import vote
+from ..statistics.agreement import pairwise
 
 # Ensemble columns: the votes, then per judge its class (or unscored / failed) and its reply.
 COL_REFUSAL_VOTES = "refusal_votes"
@@ -17,6 +23,35 @@ JUDGE_FAILED = "failed"  # a judge's call for this row failed; the others vote w
 
 def judge_columns(name: str) -> tuple[str, str]:
     return f"{name}_{COL_ANSWER_CATEGORY}", f"{name}_{COL_ANSWER_TYPE_RESPONSE}"
+
+
+def reasoning_columns(names: Sequence[str]) -> list[str]:
+    """Where the judges' thinking goes (kept in the file only when some judge showed thinking):
+    judge_reasoning for one judge, {judge}_judge_reasoning for each judge of an ensemble."""
+    return [f"{n}_{COL_JUDGE_REASONING}" for n in names] if len(names) > 1 else [COL_JUDGE_REASONING]
+
+
+def read_judges(replies: Sequence[LLMResult | CallFailed], names: Sequence[str],
+                ) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """Each judge's class (or failed), their thinking by column, and the count of judges cut
+    inside their thinking. A class is read from a judge's reply alone (``text``: the engine
+    keeps the thinking apart), never from a [[...]] it thought; a judge cut inside its
+    thinking has no reply, so it is unscored."""
+    cats = [JUDGE_FAILED if isinstance(r, CallFailed) else judge_verdict(r.text) or UNSCORED for r in replies]
+    thinking = {col: r.reasoning or "" for col, r in zip(reasoning_columns(names), replies) if isinstance(r, LLMResult)}
+    cut = sum(isinstance(r, LLMResult) and r.cut_in_thinking for r in replies)
+    return cats, thinking, ({"judge_cut_in_thinking": cut} if cut else {})
+
+
+def agreement(rows: Sequence[dict[str, str]], names: Sequence[str], rule: str) -> list[dict]:
+    """Pairwise agreement between an ensemble's judges, printed and returned for .run.json."""
+    pairs = pairwise({n: [is_refusal(r.get(judge_columns(n)[0])) for r in rows] for n in names})
+    print(f"agreement between judges (refusal vs answer, rows both scored; vote: {rule}):")
+    for p in pairs:
+        kappa = "n/a" if p.kappa != p.kappa else f"{p.kappa:.3f}"
+        pct = "n/a" if not p.rows else f"{p.agreement_pct:.1f}%"
+        print(f"  {p.first} vs {p.second}: {pct} agree over {p.rows} rows, Cohen's kappa {kappa}")
+    return [p.as_dict() for p in pairs]
 
 
 def is_refusal(category: str | None) -> bool | None:

@@ -11,6 +11,11 @@ The failed CSV exists only while some row of the latest run failed: it is create
 first failure, and a stale one is removed when a run starts (its rows are retried).
 When every input is done the file is rewritten in input order, atomically (temp file +
 rename). A lock file stops two runs from writing the same output at once.
+
+Optional columns (a thinking model's `reasoning`) are in the file while a run writes it, and in
+the final file only when some row fills one: an output of a model that shows no thinking has
+the columns it always had. Resuming such a file puts the column back (empty for its rows)
+until the run ends.
 """
 
 from __future__ import annotations
@@ -121,23 +126,33 @@ class OutputLock:
             self._fd = None
 
 
+def present_columns(columns: Sequence[str], optional: Sequence[str], rows: Sequence[dict]) -> list[str]:
+    """The columns a final file has: every column but the optional ones no row fills."""
+    return [c for c in columns if c not in optional or any(r.get(c) for r in rows)]
+
+
 class RowFile:
     """An append-only CSV with a fixed header, one write() per batch of rows."""
 
-    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+    def __init__(self, path: Path, columns: Sequence[str], optional: Sequence[str] = ()) -> None:
         self.path = path
         self.columns = list(columns)
+        self.optional = tuple(optional)
         self._fd: int | None = None
 
-    def check_header(self) -> None:
-        if self.path.exists() and self.path.stat().st_size > 0:
-            with open(self.path, newline="", encoding="utf-8", errors="replace") as fh:
-                header = next(csv.reader(fh), [])
-            if header != self.columns:
-                raise UserError(
-                    f"{self.path} exists with columns {header}, not this stage's {self.columns}; "
-                    f"choose another --output_path or move that file away"
-                )
+    def check_header(self) -> list[str] | None:
+        """The header of the file there (None: no file yet). It must be this stage's columns,
+        less any optional ones."""
+        if not (self.path.exists() and self.path.stat().st_size > 0):
+            return None
+        with open(self.path, newline="", encoding="utf-8", errors="replace") as fh:
+            header = next(csv.reader(fh), [])
+        if header != [c for c in self.columns if c in header or c not in self.optional]:
+            raise UserError(
+                f"{self.path} exists with columns {header}, not this stage's {self.columns}; "
+                f"choose another --output_path or move that file away"
+            )
+        return header
 
     def open(self, *, truncate: bool = False) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,9 +205,10 @@ class StageOutput:
         key_of: Callable[[dict[str, str]], str],
         *,
         many_rows_per_key: bool = False,
+        optional_columns: Sequence[str] = (),
     ) -> None:
         self.path = Path(path)
-        self.out = RowFile(self.path, columns)
+        self.out = RowFile(self.path, columns, optional_columns)
         self.failed = RowFile(Path(failed_path), failed_columns)
         self.key_of = key_of
         self.many = many_rows_per_key
@@ -203,11 +219,13 @@ class StageOutput:
         """Lock, repair, and return the keys already done."""
         self.lock.acquire()
         try:
-            self.out.check_header()
+            header = self.out.check_header()
             done: set[str] = set()
-            if self.path.exists() and self.path.stat().st_size > 0:
+            if header is not None:
                 self.repaired_bytes = repair_torn_tail(self.path)
                 _, rows = read_rows(self.path)
+                if header != self.out.columns:  # an optional column comes back while the run writes
+                    write_atomic(self.path, self.out.columns, rows)
                 hashes = [self.key_of(r) for r in rows]
                 done = set(hashes) if self.many else set(keys_with_occurrence(hashes))
             self.out.open()
@@ -249,7 +267,7 @@ class StageOutput:
             ordered.extend(leftover)
         if transform is not None:
             ordered = transform(ordered)
-        write_atomic(self.path, self.out.columns, ordered)
+        write_atomic(self.path, present_columns(self.out.columns, self.out.optional, ordered), ordered)
         return ordered
 
     def close(self) -> None:

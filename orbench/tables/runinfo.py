@@ -174,7 +174,7 @@ def read_record(output: str | os.PathLike) -> RunRecord | None:
 # would mix two experiments in one file, so that is refused.
 RESUME_KEYS = (
     "stage", "model_id", "endpoint", "moderator_ids", "endpoints", "temperature", "max_tokens",
-    "system_prompt", "rules", "refusal_weights", "template_version", "column", "num_rewrites",
+    "reasoning_effort", "system_prompt", "rules", "refusal_weights", "template_version", "column", "num_rewrites",
 )
 
 
@@ -215,6 +215,7 @@ def base_info(stage: str, args: Any, **extra: Any) -> dict[str, Any]:
         "stage": stage,
         "temperature": getattr(args, "temperature", None),
         "max_tokens": getattr(args, "max_tokens", None),
+        "reasoning_effort": getattr(args, "reasoning_effort", None),
         "limit": getattr(args, "limit", None),
         "limit_seed": getattr(args, "limit_seed", None) if getattr(args, "limit", None) else None,
         "cache": not getattr(args, "no_cache", False),
@@ -230,13 +231,26 @@ def endpoint_info(client: "LLMClient") -> dict[str, Any]:
 
 
 def client_info(clients: "Sequence[LLMClient]", since: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """The clients' counts (requests, cached, failed, tokens); ``since``: minus an earlier
-    client_info of the same clients (what was spent before, e.g. stage 5's audit)."""
+    """The clients' counts (requests, cached, failed, tokens: completion_tokens includes the
+    reasoning_tokens a thinking model spent); ``since``: minus an earlier client_info of the
+    same clients (what was spent before, e.g. stage 5's audit)."""
     info = {
         "requests": sum(c.stats.requests for c in clients),
         "cached": sum(c.stats.cached for c in clients),
         "failed_requests": sum(c.stats.failed for c in clients),
         "prompt_tokens": sum(c.stats.prompt_tokens for c in clients),
         "completion_tokens": sum(c.stats.completion_tokens for c in clients),
+        "reasoning_tokens": sum(c.stats.reasoning_tokens for c in clients),
+        "param_refusals": sum(c.stats.param_refusals for c in clients),
     }
     return {k: v - (since or {}).get(k, 0) for k, v in info.items()}
+
+
+def sent_info(clients: "Sequence[LLMClient]", names: Sequence[str], args: Any) -> dict[str, Any]:
+    """What each model was sent, by its name as given (``sent``): the cap's field and value, the
+    temperature (None: none was sent, the model's default), the reasoning effort, whether it
+    thinks and where that came from (engine/params.py). Read at the end of a run: what a 400
+    taught the client is in it."""
+    temperature, max_tokens = getattr(args, "temperature", 0.0), getattr(args, "max_tokens", 0)
+    effort = getattr(args, "reasoning_effort", None)
+    return {"sent": {n: c.sent(temperature, max_tokens, effort) for n, c in zip(names, clients)}}

@@ -4,7 +4,8 @@
     python -m orbench.tables.usable KIND STEP MODEL FILE...
 
 KIND: seeds (stage 1: any prompt), moderation (stage 3: any row decided toxic or safe),
-results (stage 4: any reply scored), judged (stage 5: any readable verdict, or no row sent
+results (stage 4: any reply scored; replies cut inside their thinking are not, and the reason
+says a larger --max_tokens gives them room), judged (stage 5: any readable verdict, or no row sent
 because the judge failed its audit). Prints nothing
 and exits 0 when the files hold something usable; else one line naming the step, the model
 and the reason, and exit code 3 (a stage that finished without a usable row).
@@ -78,10 +79,23 @@ def _judged_reason(paths: Sequence[Path], rows: list[dict[str, str]]) -> str | N
     return _verdict_reason(paths, rows)
 
 
+_scored_reason = _column_reason(COL_IS_REJECTED, lambda v: v in DECIDED, "has a scored reply")
+CUT = "cut_in_thinking"  # orbench.protocol.verdict's cell for a reply cut inside its thinking
+
+
+def _results_reason(paths: Sequence[Path], rows: list[dict[str, str]]) -> str | None:
+    reason = _scored_reason(paths, rows)
+    if reason is None or not any(r.get(COL_IS_REJECTED) == CUT for r in rows):
+        return reason
+    cut = sum(r.get(COL_IS_REJECTED) == CUT for r in rows)
+    return (f"{reason}; {cut} were cut inside their thinking before any reply: the model needs a larger "
+            f"--max_tokens (docs/models_that_think.md)")
+
+
 KINDS: dict[str, Callable[..., str | None]] = {
     "seeds": _seeds_reason,
     "moderation": _column_reason(COL_IS_TOXIC, lambda v: v in DECIDED, "was decided toxic or safe"),
-    "results": _column_reason(COL_IS_REJECTED, lambda v: v in DECIDED, "has a scored reply"),
+    "results": _results_reason,
     "judged": _judged_reason,
 }
 

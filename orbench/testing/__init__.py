@@ -22,9 +22,12 @@ __all__ = [
     "Malformed",
     "NullContent",
     "Reply",
+    "ReasoningAPI",
     "RequestRecord",
     "Status",
+    "ThinkingModel",
     "echo_responder",
+    "reasoning_api",
     "resolve_responder",
 ]
 

@@ -35,12 +35,17 @@ class Reply:
     """A normal 200 completion with the given text.
 
     ``latency`` (seconds), when not None, replaces the server-wide latency for
-    this one response.
+    this one response. ``reasoning``, when not None, is sent apart in
+    ``message.reasoning_content``, as vLLM's reasoning parser and DeepSeek's API
+    do; ``reasoning_tokens`` (default: its words) goes in
+    ``usage.completion_tokens_details`` (OpenAI's hidden reasoning: set it alone).
     """
 
-    text: str
+    text: Optional[str]
     finish_reason: str = "stop"
     latency: Optional[float] = None
+    reasoning: Optional[str] = None
+    reasoning_tokens: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -48,12 +53,15 @@ class Status:
     """An HTTP error with an OpenAI-style JSON error body.
 
     ``retry_after`` (seconds) adds ``Retry-After`` and ``retry-after-ms``
-    headers. ``message`` overrides the default error message.
+    headers. ``message`` overrides the default error message; ``param`` and
+    ``err_code`` fill the body's ``error.param`` and ``error.code``.
     """
 
     code: int
     retry_after: Optional[float] = None
     message: Optional[str] = None
+    param: Optional[str] = None
+    err_code: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +208,15 @@ def _word_count(text: Optional[str]) -> int:
     return len(text.split()) if text else 0
 
 
+def _reasoning_tokens(reply: Optional[Reply]) -> int:
+    """The tokens a reply's thinking took: as given, else its words."""
+    if reply is None:
+        return 0
+    if reply.reasoning_tokens is not None:
+        return int(reply.reasoning_tokens)
+    return _word_count(reply.reasoning)
+
+
 _BROKEN_JSON = (b'{"id": "chatcmpl-broken", "object": "chat.completion", '
                 b'"choices": [{"index": 0, "message": {"role": "assi')
 _BROKEN_SSE = b'data: {"id": "chatcmpl-broken", "choices": [{"delta": \n\n'
@@ -214,7 +231,8 @@ class ChatReplies:
     def outcome(self, behaviour: Behaviour, source: str, request: Mapping[str, Any]) -> Outcome:
         name = BEHAVIOUR_NAMES[type(behaviour)]
         if isinstance(behaviour, Status):
-            return status_outcome(behaviour.code, source, behaviour.message, retry_after=behaviour.retry_after)
+            return status_outcome(behaviour.code, source, behaviour.message, err_code=behaviour.err_code,
+                                  retry_after=behaviour.retry_after, param=behaviour.param)
         if isinstance(behaviour, Hang):
             return Outcome(None, name, source)
         stream = request.get("stream") is True
@@ -224,6 +242,7 @@ class ChatReplies:
             return Outcome(200, name, source, body=_BROKEN_JSON)
 
         content: Optional[str]
+        thought: Optional[Reply] = behaviour if isinstance(behaviour, Reply) else None
         if isinstance(behaviour, Reply):
             content, finish, latency = behaviour.text, behaviour.finish_reason, behaviour.latency
         elif isinstance(behaviour, NullContent):
@@ -234,32 +253,34 @@ class ChatReplies:
             content, finish, latency = None, None, None
         with_choices = not isinstance(behaviour, EmptyChoices)
 
-        completion = self.completion(request, content, finish, with_choices)
+        completion = self.completion(request, content, finish, with_choices, thought)
         if stream:
-            return Outcome(200, name, source, body=sse_body(completion, request),
-                           content_type="text/event-stream", reply_text=content, latency=latency)
+            return Outcome(200, name, source, body=sse_body(completion, request), content_type="text/event-stream",
+                           reply_text=content, latency=latency, finish_reason=finish)
         return Outcome(200, name, source, body=json.dumps(completion).encode(),
-                       reply_text=content, latency=latency)
+                       reply_text=content, latency=latency, finish_reason=finish)
 
     def completion(
-        self, request: Mapping[str, Any], content: Optional[str], finish: Optional[str], with_choices: bool
+        self, request: Mapping[str, Any], content: Optional[str], finish: Optional[str], with_choices: bool,
+        thought: Optional[Reply] = None,
     ) -> Dict[str, Any]:
-        """A ``chat.completion`` object: ``n`` equal choices, usage counted in words."""
+        """A ``chat.completion`` object: ``n`` equal choices, usage counted in words (a reply's
+        thinking included, as endpoints count it)."""
         n = request.get("n")
         n = n if isinstance(n, int) and 1 <= n <= 128 else 1
         prompt_tokens = sum(
             _word_count(content_text(m.get("content"))) for m in request.get("messages") or [] if isinstance(m, dict)
         )
-        completion_tokens = _word_count(content) * n if with_choices else 0
+        reasoning = thought.reasoning if thought is not None else None
+        thinking_tokens = _reasoning_tokens(thought)
+        completion_tokens = (_word_count(content) + thinking_tokens) * n if with_choices else 0
+        message: Dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
         choices = []
         if with_choices:
             for i in range(n):
-                choices.append({
-                    "index": i,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": finish,
-                })
+                choices.append({"index": i, "message": dict(message), "logprobs": None, "finish_reason": finish})
         model = request.get("model")
         return {
             "id": f"chatcmpl-fake{next(self._ids):08d}",
@@ -272,6 +293,8 @@ class ChatReplies:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **({"completion_tokens_details": {"reasoning_tokens": thinking_tokens * n}} if thought is not None
+                   and (reasoning is not None or thought.reasoning_tokens is not None) else {}),
             },
         }
 
@@ -290,6 +313,9 @@ def sse_body(completion: Dict[str, Any], request: Mapping[str, Any]) -> bytes:
     for choice in completion["choices"]:
         i, content = choice["index"], choice["message"]["content"]
         emit([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])
+        if choice["message"].get("reasoning_content"):
+            emit([{"index": i, "delta": {"reasoning_content": choice["message"]["reasoning_content"]},
+                   "logprobs": None, "finish_reason": None}])
         if content:
             words = content.split(" ")
             for j in range(0, len(words), 8):

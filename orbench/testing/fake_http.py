@@ -58,6 +58,7 @@ class Outcome:
     extra_headers: List[tuple] = field(default_factory=list)
     reply_text: Optional[str] = None
     latency: Optional[float] = None
+    finish_reason: Optional[str] = None
 
 
 # (type, code, default message) per status, as OpenAI's error bodies carry them.
@@ -79,7 +80,8 @@ ERROR_DEFAULTS: Dict[int, tuple] = {
 }
 
 
-def error_body(code: int, message: Optional[str] = None, err_code: Optional[str] = None) -> Dict[str, Any]:
+def error_body(code: int, message: Optional[str] = None, err_code: Optional[str] = None,
+               param: Optional[str] = None) -> Dict[str, Any]:
     """An OpenAI-style ``{"error": {...}}`` body for an HTTP status."""
     err_type, default_code, default_message = ERROR_DEFAULTS.get(
         code, ("server_error" if code >= 500 else "invalid_request_error", None, f"HTTP {code}.")
@@ -88,7 +90,7 @@ def error_body(code: int, message: Optional[str] = None, err_code: Optional[str]
         "error": {
             "message": message if message is not None else default_message,
             "type": err_type,
-            "param": None,
+            "param": param,
             "code": err_code if err_code is not None else default_code,
         }
     }
@@ -105,13 +107,14 @@ def status_outcome(
     message: Optional[str] = None,
     err_code: Optional[str] = None,
     retry_after: Optional[float] = None,
+    param: Optional[str] = None,
 ) -> Outcome:
     """An error answer; ``retry_after`` adds ``Retry-After`` and ``retry-after-ms`` headers."""
     headers = []
     if retry_after is not None:
         headers.append(("Retry-After", format_seconds(retry_after)))
         headers.append(("retry-after-ms", str(int(round(max(0.0, retry_after) * 1000)))))
-    body = json.dumps(error_body(code, message, err_code)).encode()
+    body = json.dumps(error_body(code, message, err_code, param)).encode()
     return Outcome(code, "status", source, body=body, extra_headers=headers)
 
 

@@ -9,6 +9,8 @@ return 429/500, hang, or send garbage. Its parts, one concern each:
 * ``fake_chat.py``: behaviours, responders, and chat-completion replies (JSON or SSE);
 * ``fake_faults.py``: which fault a chat request meets (hang, queue, garbage, random faults);
 * ``fake_batches.py``: ``/v1/files`` and ``/v1/batches`` with a scripted lifecycle;
+* ``fake_thinking.py``: models that think (inline, apart, hidden; cut by the token cap) and
+  OpenAI's reasoning-model parameter rules;
 * ``fake_records.py``: the record of every request, and the ``--log`` file;
 * ``fake_server.py``: :class:`FakeOpenAIServer`, the routes and the order of decisions.
 
@@ -57,11 +59,14 @@ from .fake_http import ERROR_DEFAULTS as _ERROR_DEFAULTS  # tests patch an entry
 from .fake_http import HOST
 from .fake_records import RequestRecord
 from .fake_server import FakeOpenAIServer
+from .fake_thinking import STYLES as THINKING_STYLES
+from .fake_thinking import ReasoningAPI, ThinkingModel, default_thinking_words, reasoning_api
 
 __all__ = [
     "BEHAVIOUR_TYPES", "BUILTIN_RESPONDERS", "DEFAULT_MODEL", "ECHO_CHARS", "ECHO_PREFIX", "HOST",
     "REFUSAL_TEXT", "REFUSE_MARKER", "Behaviour", "ContentFilter", "EmptyChoices", "FakeOpenAIServer",
-    "Hang", "Malformed", "NullContent", "Reply", "RequestRecord", "Responder", "Status",
+    "Hang", "Malformed", "NullContent", "ReasoningAPI", "Reply", "RequestRecord", "Responder", "Status",
+    "ThinkingModel", "reasoning_api",
     "build_arg_parser", "content_text", "echo_responder", "last_user_message", "main",
     "refuse_responder", "resolve_responder", "server_from_args",
 ]
@@ -97,6 +102,14 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help=f"model id listed by /v1/models (repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--fail-when-contains", metavar="TEXT", help="requests whose messages contain TEXT fail")
     p.add_argument("--fail-status", type=int, default=400, help="status used by --fail-when-contains")
+    p.add_argument("--thinking", choices=THINKING_STYLES, default=None,
+                   help="the model thinks before each reply: inline <think> tags, apart in reasoning_content, "
+                        "hidden (reasoning tokens only) or after a stray </think>; cut by the request's token cap")
+    p.add_argument("--thinking-words", type=int, default=None,
+                   help="how long it thinks, in words (default: 30 to 149, fixed by the prompt)")
+    p.add_argument("--reasoning-api", action="store_true",
+                   help="refuse max_tokens and a temperature other than 1 with HTTP 400, as OpenAI's reasoning "
+                        "models do")
     p.add_argument("--quiet", action="store_true", help="do not print the listening address")
     return p
 
@@ -112,8 +125,14 @@ def server_from_args(args: argparse.Namespace) -> FakeOpenAIServer:
         if not sep:
             raise SystemExit(f"--fault expects STATUS=RATE, got {spec!r}")
         fault_rates[int(code)] = float(rate)
+    responder = args.responder
+    if args.thinking:
+        responder = ThinkingModel(responder, args.thinking,
+                                  args.thinking_words if args.thinking_words is not None else default_thinking_words)
+    if args.reasoning_api:
+        responder = reasoning_api(responder)
     return FakeOpenAIServer(
-        args.responder,
+        responder,
         port=args.port,
         latency=args.latency,
         fault_rates=fault_rates,

@@ -39,6 +39,7 @@ class RequestRecord:
     source: str
     reply_text: Optional[str] = None
     wall_time: float = field(default_factory=time.time)
+    finish_reason: Optional[str] = None
 
     @property
     def model(self) -> Optional[str]:
@@ -66,6 +67,7 @@ class RequestRecord:
             "messages": self.messages,
             "authorization": self.authorization,
             "reply_text": self.reply_text,
+            "finish_reason": self.finish_reason,
         }
 
 

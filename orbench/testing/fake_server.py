@@ -183,7 +183,7 @@ class FakeOpenAIServer(LoopbackHTTPServer):
             time=request.arrival, method=request.method, path=request.path,
             headers=dict(request.headers), body=body_json, status=outcome.status,
             behaviour=outcome.behaviour, source=outcome.source, reply_text=outcome.reply_text,
-            wall_time=request.wall,
+            wall_time=request.wall, finish_reason=outcome.finish_reason,
         ))
         return outcome
 
