@@ -56,8 +56,10 @@ from orbench.refusal.sentences import _ends, normalise  # noqa: E402
 SCORED_BATCH = "scored-batch"
 SCORED_PROMPT = "scored-prompt"
 CHECKERS = (*FAMILIES, SCORED_PROMPT, SCORED_BATCH)
-# The floor: 80,000 responses in at most 3 s of CPU for the scored detector (2 s was the aim).
-TARGETS_S = {GENERIC: 1.0, SCORED: 3.0, SCORED_PROMPT: 3.0, SCORED_BATCH: 3.0}
+# The floor: 80,000 responses in at most 10 s of CPU on one core for the scored detector (3 s
+# before it read further where an opening leaves the decision open, and read Korean, Chinese
+# and Japanese: the accuracy that buys is worth the time).
+TARGETS_S = {GENERIC: 1.0, SCORED: 10.0, SCORED_PROMPT: 10.0, SCORED_BATCH: 10.0}
 
 POOL = Path(os.environ.get("ORBENCH_POOL_DIR") or ROOT.parent / "shared" / "data")
 DEFAULT_INPUT = POOL / "xstest" / "model_completions"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .language import ENGLISH, READ
+from .language import ENGLISH, KOREAN, READ
 from .prompt import READ_AFTER, relation_keys
 from .structure import CONTENT, FILLER, PIVOT_ALTERNATIVE, Structure, has_digit, parse
 
@@ -168,14 +168,32 @@ def read(response: str, prompt: str | None = None) -> Reading:
         tokens = st.text[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
         if len(tokens) > MAX_TOKENS:
             del tokens[MAX_TOKENS:]
+    elif language == KOREAN:
+        tokens = korean_endings(st.text)
     else:
-        tokens = []  # the opening's words are English features: another language's are not weighed
+        tokens = []  # Chinese and Japanese: no labelled replies to weigh their words on
     keys, content = _structure(st, len(response))
     if language != ENGLISH and language in READ:
         keys = language_keys(language, keys)
     if prompt and content and content <= READ_AFTER[st.decline_at >= 0]:  # (the test, inline: most replies fail it)
         keys += relation_keys(st, prompt, content)
     return _new(Reading, (st, keys, tokens, bool(prompt), language not in READ))
+
+
+ENDING = "~"  # marks a Korean word ending among the word features
+_ENDING_SYLLABLES = 2
+
+
+def korean_endings(text: str) -> list[bytes]:
+    """The endings of the opening's Korean words, as word features ("~습니다", "~지만", "~으며"):
+    a Korean word is a stem and the particles and endings fused to it, and the endings carry
+    the mood (a statement, a request, "cannot", "but") while the stems carry the topic. The
+    last two syllables of each of the first MAX_TOKENS words, marked with ENDING."""
+    words = _KOREAN_WORD.findall(text, 0, _TOKEN_CHARS)[:MAX_TOKENS]
+    return [(ENDING + w[-_ENDING_SYLLABLES:]).encode() for w in words]
+
+
+_KOREAN_WORD = re.compile(r"\w+")
 
 
 _LANGUAGE_KEYS: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}

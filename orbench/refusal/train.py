@@ -45,7 +45,7 @@ import numpy as np
 
 from orbench.errors import UserError, run_command
 
-from .features import NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
+from .features import ENDING, FIRST, NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
 from .prompt import PREFIX as PROMPT_PREFIX
 from .scorer import WEIGHTS_FILE, Model
@@ -127,6 +127,7 @@ class Dataset:
         self.y = np.array([1.0 if ex.refusal else 0.0 for ex in exs])
         self.structural = np.array([_is_structural(k) for k in self.names])
         self.prompted = np.array([k.startswith(PROMPT_PREFIX) for k in self.names])
+        self.endings = np.array([k.lstrip(FIRST).startswith(ENDING) for k in self.names])
         self.parts = np.array([ex.part for ex in exs])
         self.sources = np.array([ex.source for ex in exs])
 
@@ -138,7 +139,14 @@ class Dataset:
         sources = np.zeros(len(self.names))
         for source in np.unique(self.sources[rows]):
             sources += np.asarray(present[self.sources[rows] == source].sum(axis=0)).ravel() > 0
-        word_ok = (count >= config.min_count) & (sources >= config.min_sources)
+        # A Korean word ending is not a topic word, and every Korean reply is of one source: its
+        # endings need the replies of at least `min_sources` parts (models) instead.
+        parts = np.zeros(len(self.names))
+        if self.endings.any():
+            for part in np.unique(self.parts[rows]):
+                parts += np.asarray(present[self.parts[rows] == part].sum(axis=0)).ravel() > 0
+        spread = np.where(self.endings, parts, sources)
+        word_ok = (count >= config.min_count) & (spread >= config.min_sources)
         return np.flatnonzero((self.structural & (count > 0)) | word_ok)
 
 
