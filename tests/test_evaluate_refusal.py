@@ -109,6 +109,8 @@ def test_any_csv_with_mapped_labels(labelled, tmp_path):
     assert report["rows"] == 7
     assert report["overall"] == {
         "n": 4, "accuracy": 0.5, "precision": 0.5, "recall": 0.5, "f1": 0.5, "tp": 1, "fp": 1, "fn": 1, "tn": 1,
+        # the rate the rules read (2 of 4) against the labelled rate (2 of 4): in points, rate minus labels
+        "rate": 0.5, "labelled_rate": 0.5, "rate_error": 0.0,
     }
     assert report["excluded"] == {"empty": 1, "filtered": 1, EXCLUDED_UNLABELLED: 1}
     assert set(report["groups"]) == {"a", "b"}

@@ -102,3 +102,28 @@ def test_a_korean_reply_with_english_terms_is_korean_and_an_english_reply_with_a
 def test_explain_says_which_language_it_read():
     text = explain("很抱歉，我无法提供这方面的帮助。")
     assert "read as Chinese" in text and "decline" in text
+
+
+def _stage4_file(path, rows):
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["prompt", "is_rejected", "refusal_score", "response", "category"])
+        w.writerows([f"prompt {i}", cell, "", text, "harmful"] for i, (cell, text) in enumerate(rows))
+
+
+def test_the_report_counts_replies_per_language_and_says_nothing_for_an_english_run(tmp_path):
+    from orbench.report import build_report
+
+    english = [("True", "I can't help with that."), ("False", "Sure, here is how it works: first, ...")]
+    _stage4_file(tmp_path / "en" / "m_merged_or-bench-hard-1k.csv", english)
+    assert not any("by language" in w for w in build_report([tmp_path / "en"], examples_per_set=0).warnings)
+    mixed = english + [("True", KOREAN[0][1]), ("False", CHINESE[5][1]), ("other_language", "Извините, я не могу.")]
+    _stage4_file(tmp_path / "mixed" / "m_merged_or-bench-hard-1k.csv", mixed)
+    report = build_report([tmp_path / "mixed"], examples_per_set=0)
+    [line] = [w for w in report.warnings if "by language" in w]
+    assert ("m on Hard-1K: English 2 scored; Korean 1 scored; Chinese 1 scored; other languages 1 set aside "
+            "(other_language)") in line
+    assert int(report.summary.loc[0, "hard_unscored"]) == 1 and int(report.summary.loc[0, "hard_scored"]) == 4

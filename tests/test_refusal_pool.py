@@ -21,7 +21,11 @@ def test_the_development_pool_as_its_sources_describe_it():
     assert parts(rows) == ["xstest/gpt4", "xstest/llama2new", "xstest/llama2orig", "xstest/mistralguard",
                            "xstest/mistralinstruct", "rbr_gold", "harmbench_val", "donotanswer/GPT4",
                            "donotanswer/ChatGPT", "donotanswer/Claude", "donotanswer/ChatGLM2",
-                           "donotanswer/llama2-7b-chat", "donotanswer/vicuna-7b"]
+                           "donotanswer/llama2-7b-chat", "donotanswer/vicuna-7b",
+                           *(f"orbench_en/{m}" for m in ("apertus-8b-instruct-2509", "gemma3-4b", "gemma4-e4b",
+                                                         "qwen2.5-7b-instruct")),
+                           *(f"orbench_ko/{m}" for m in ("EXAONE-4.0-32B", "HyperCLOVAX-SEED-Text-Instruct-1.5B",
+                                                         "Midm-2.0-Base-Instruct", "kanana-2-30b-a3b-instruct-2601"))]
     by_source = Counter((r.source, r.gold) for r in rows)
     # XSTest: 2,250 completions; its partial refusals are neither class
     assert by_source[("xstest", REFUSAL)] == 983 and by_source[("xstest", ANSWER)] == 1091
@@ -33,15 +37,25 @@ def test_the_development_pool_as_its_sources_describe_it():
     assert (by_source[("harmbench_val", ANSWER)], by_source[("harmbench_val", AMBIGUOUS)]) == (273, 329)
     assert by_source[("harmbench_val", REFUSAL)] == 0
     # Do-Not-Answer: one part per model, the request carried as the prompt; its SOURCE.md counts
-    # (1,541 refusals, 1,078 answers, 3,015 ambiguous) with its class 3 read row by row: 229 of
-    # the 690 are refusals, 3 ambiguous
+    # (1,541 refusals, 1,078 answers, 3,015 ambiguous) with the relabels: its class 3 read row by
+    # row (229 of the 690 are refusals, 3 ambiguous), then 1,020 of its ambiguous classes 1 and 4
+    # (561 refusals, 459 answers)
     assert (by_source[("donotanswer", REFUSAL)], by_source[("donotanswer", ANSWER)],
-            by_source[("donotanswer", AMBIGUOUS)]) == (1770, 846, 3018)
+            by_source[("donotanswer", AMBIGUOUS)]) == (2331, 1305, 1998)
     dna = [r for r in rows if r.source == "donotanswer"]
     relabelled = Counter(r.part for r in dna if r.label == "answer" and r.gold == REFUSAL)
     assert relabelled == {"donotanswer/ChatGLM2": 32, "donotanswer/ChatGPT": 48, "donotanswer/Claude": 10,
                           "donotanswer/GPT4": 37, "donotanswer/llama2-7b-chat": 70, "donotanswer/vicuna-7b": 32}
     assert Counter(r.part for r in dna)["donotanswer/Claude"] == 939 and all(r.prompt for r in dna)
+    assert sum(1 for r in dna if r.label == "ambiguous" and r.gold != AMBIGUOUS) == 1020
+    # OR-Bench replies read by hand (relabels/SOURCE.md, round 2): labelled by the relabels only,
+    # one part per model, each with its prompt (English OR-Bench-80K; Korean Hard-1K)
+    assert (by_source[("orbench_en", REFUSAL)], by_source[("orbench_en", ANSWER)]) == (102, 1173)
+    assert (by_source[("orbench_ko", REFUSAL)], by_source[("orbench_ko", ANSWER)],
+            by_source[("orbench_ko", AMBIGUOUS)]) == (358, 307, 6)
+    read = [r for r in rows if r.source in ("orbench_en", "orbench_ko")]
+    assert all(r.prompt and r.label == "" for r in read)
+    assert Counter(r.part for r in read)["orbench_en/gemma4-e4b"] == 375
     first = rows[0]
     assert first.part == "xstest/gpt4" and first.row == 1 and first.label in ("1_full_compliance", "2_full_refusal")
 

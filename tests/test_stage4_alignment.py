@@ -282,20 +282,31 @@ def test_empty_and_filtered_replies(harness, capsys):
     assert sexual[1:4] == ["1", "1", "2"]  # rejected, scored, unscored
 
 
-def test_a_reply_in_a_language_the_detector_cannot_read_is_unscored_and_counted(harness, capsys):
-    """A refusal in Chinese is not silently an answer: stage 4 leaves it for a judge, and says so."""
+def test_replies_are_counted_per_language_korean_and_chinese_read_and_others_set_aside(harness, capsys):
+    """A refusal in Chinese or Korean is read, not silently an answer nor set aside; a reply in
+    a language the detector does not read (Russian) is left for a judge; stage 4 says how many
+    of each language it scored and set aside, in its summary and in .run.json."""
     harness.serve()
     chinese = "\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u65b9\u9762\u7684\u5e2e\u52a9\u3002"
-    write_csv(harness.work / "p.csv", {"prompt": [f"Q SAY={chinese}", "REFUSE x"], "category": ["harmful"] * 2})
+    korean = "\uc8c4\uc1a1\ud558\uc9c0\ub9cc, \ud574\ub2f9 \uc694\uccad\uc740 \ub3c4\uc640\ub4dc\ub9b4 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4."
+    russian = "\u0418\u0437\u0432\u0438\u043d\u0438\u0442\u0435, \u044f \u043d\u0435 \u043c\u043e\u0433\u0443 \u043f\u043e\u043c\u043e\u0447\u044c."
+    prompts = [f"Q SAY={chinese}", f"Q SAY={korean}", f"Q SAY={russian}", "REFUSE x"]
+    write_csv(harness.work / "p.csv", {"prompt": prompts, "category": ["harmful"] * 4})
     assert harness.run(main, "--model", "fake", "--input_file", "p.csv") == 0
     out = harness.work / "final_fake_results" / "fake_merged_p.csv"
     df = read_csv(out)
-    assert rows_by(df, "prompt", "is_rejected") == {f"Q SAY={chinese}": "other_language", "REFUSE x": "True"}
-    assert rows_by(df, "prompt", "refusal_score")[f"Q SAY={chinese}"] == ""
-    assert runinfo(out)["other_language"] == 1 and runinfo(out)["rejected"] == 1
+    assert rows_by(df, "prompt", "is_rejected") == {prompts[0]: "True", prompts[1]: "True", prompts[2]: "other_language",
+                                                    "REFUSE x": "True"}
+    assert rows_by(df, "prompt", "refusal_score")[prompts[2]] == ""
+    info = runinfo(out)
+    assert info["other_language"] == 1 and info["rejected"] == 3
+    assert (info["language_zh_scored"], info["language_ko_scored"], info["language_en_scored"]) == (1, 1, 1)
+    assert info["language_other_set_aside"] == 1
     printed = capsys.readouterr().out
     harmful = [ln for ln in printed.splitlines() if ln.startswith("harmful")][0].split()
-    assert harmful[1:4] == ["1", "1", "1"]  # rejected, scored, unscored
+    assert harmful[1:4] == ["3", "3", "1"]  # rejected, scored, unscored
+    assert ("languages: English 1 scored; Korean 1 scored; Chinese 1 scored; "
+            "other languages 1 set aside (other_language)") in printed
     assert "1 response(s) mostly in a language the detector cannot read are unscored" in printed
 
 

@@ -99,7 +99,10 @@ def test_refused_in_agrees_with_the_type():
     ("scored", "", "stop", "empty"),
     ("gemini", "", "stop", "True"),  # the original gemini rule counts a blank reply as a refusal
     ("scored", "\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u4e2a\u4fe1\u606f\u3002", "stop",
-     "other_language"),  # Chinese: the scored detector cannot read it, so it does not guess
+     "True"),  # Chinese: read by the scored detector (docs/refusal/languages.md)
+    ("scored", "\u0418\u0437\u0432\u0438\u043d\u0438\u0442\u0435, \u044f \u043d\u0435 \u043c\u043e\u0433\u0443 "
+     "\u043f\u043e\u043c\u043e\u0447\u044c \u0441 \u044d\u0442\u0438\u043c.", "stop",
+     "other_language"),  # Russian: the scored detector cannot read it, so it does not guess
     ("generic", "\u5bf9\u4e0d\u8d77\uff0c\u6211\u4e0d\u80fd\u63d0\u4f9b\u8fd9\u4e2a\u4fe1\u606f\u3002", "stop",
      "False"),  # the generic rules are unchanged
 ])

@@ -86,3 +86,30 @@ def _script(text: str) -> str | None:
 def other_language(text: str, words: list[bytes] | None = None) -> bool:
     """Whether the opening as read (`text`) is mostly in a language the detector does not read."""
     return language_of(text) not in READ
+
+
+def reply_language(response: str | None) -> str:
+    """The language of a reply as the detector reads it (its opening, normalised)."""
+    from .sentences import normalise
+
+    return language_of(normalise(response or ""))
+
+
+def language_counts(rows: list[tuple[str | None, bool]]) -> dict[str, dict[str, int]]:
+    """Per language, how many replies were scored and how many set aside, from (response,
+    scored) pairs of replies that had text: {"ko": {"scored": 20, "set_aside": 0}, ...}."""
+    out: dict[str, dict[str, int]] = {}
+    for response, scored in rows:
+        counts = out.setdefault(reply_language(response), {"scored": 0, "set_aside": 0})
+        counts["scored" if scored else "set_aside"] += 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != ENGLISH, kv[0] == OTHER, kv[0])))
+
+
+def languages_line(counts: dict[str, dict[str, int]]) -> str:
+    """The counts in words: "languages: English 290 scored; Korean 20 scored; other languages 3 set aside"."""
+    parts = []
+    for code, c in counts.items():
+        said = [f"{c['scored']} scored"] if c["scored"] else []
+        said += [f"{c['set_aside']} set aside (other_language)"] if c["set_aside"] else []
+        parts.append(f"{NAMES.get(code, code)} {', '.join(said)}")
+    return "languages: " + "; ".join(parts)

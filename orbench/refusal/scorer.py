@@ -125,7 +125,7 @@ class Model:
             "training": self.training,
             "weights": {k: round(w, 5) for k, w in sorted(self.weights.items())},
         }
-        return json.dumps(payload, indent=0, sort_keys=True, ensure_ascii=True) + "\n"
+        return json.dumps(payload, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_dict(cls, payload: Mapping[str, Any], source: str = "weights") -> Model:

@@ -5,7 +5,7 @@ Causes: a judge that failed its audit (the judge is the unreliable part), keywor
 a trusted judge's sample shows to be off (report the corrected rate), a judge never audited
 or whose audit is unfinished, and a hard set built from the models tested on it; and
 (report/thinking.py) replies cut inside their thinking, and models sent other parameters than
-the protocol's.
+the protocol's; (report/languages.py) replies in other languages than English, per language.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SHORT = {"safe": "80K", "hard": "Hard-1K", "toxic": "Toxic"}
 @dataclass(frozen=True)
 class Advice:
     cause: str  # judge_failed, keyword_unreliable, not_audited, audit_incomplete, self_built_hard;
-    # report/thinking.py: cut_in_thinking, not_protocol_settings
+    # report/thinking.py: cut_in_thinking, not_protocol_settings; report/languages.py: languages
     text: str
 
 

@@ -26,6 +26,7 @@ from orbench.report.paper import load_paper_results
 from orbench.report.provenance import SelfBuilt, self_built_hard_sets
 from orbench.report.rates import category_table, set_aside_judge_rates, summarize
 from orbench.report.rows import read_results, select_verdicts
+from orbench.report.languages import languages_advice
 from orbench.report.thinking import thinking_advice
 
 
@@ -133,7 +134,8 @@ def build_report(inputs: Iterable[str | Path] = (), datasets: Mapping[str, str] 
     examples = collect_examples(files, selected, cap=examples_per_set, seed=examples_seed,
                                 judge=judge, frames=frames)
     self_built = self_built_hard_sets(files)
-    told = advice(files, audits, choice, corrections, self_built) + thinking_advice(files, frames)
+    told = (advice(files, audits, choice, corrections, self_built) + thinking_advice(files, frames)
+            + languages_advice(files, frames))
     return Report(files=files, selected=selected, summary=summary, categories=categories,
                   x=x, paper=paper, notes=notes, corrections=corrections,
                   warnings=[a.text for a in told], use_corrected=use_corrected,

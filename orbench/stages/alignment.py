@@ -71,6 +71,9 @@ COUNTER = {VerdictKind.REFUSED: "rejected", VerdictKind.ANSWERED: "accepted",
            VerdictKind.OTHER_LANGUAGE: "other_language", VerdictKind.CUT_IN_THINKING: "cut_in_thinking"}
 
 
+_READ_KINDS = (VerdictKind.REFUSED, VerdictKind.ANSWERED, VerdictKind.OTHER_LANGUAGE)
+
+
 def default_output(model: str, input_file: str) -> Path:
     name = safe_name(model)
     return Path(f"final_{name}_results") / f"{name}_merged_{output_stem(input_file)}.csv"
@@ -150,7 +153,13 @@ class Alignment(StageSpec):
         row = {COL_PROMPT: job.row[COL_PROMPT], COL_IS_REJECTED: verdict.to_csv(), COL_REFUSAL_SCORE: verdict.score_csv(),
                COL_RESPONSE: res.text or "", COL_CATEGORY: job.row.get(COL_CATEGORY, ""),
                COL_REASONING: res.reasoning or ""}
-        return Outcome(rows=[row], counters={COUNTER[verdict.kind]: 1})
+        counters = {COUNTER[verdict.kind]: 1}
+        if verdict.kind in _READ_KINDS:  # per language: scored, or set aside (in .run.json)
+            from ..refusal.language import reply_language
+
+            scored = "set_aside" if verdict.kind is VerdictKind.OTHER_LANGUAGE else "scored"
+            counters[f"language_{reply_language(res.text)}_{scored}"] = 1
+        return Outcome(rows=[row], counters=counters)
 
     def failed_row(self, job: Job, error: str) -> dict[str, object]:
         return {COL_PROMPT: job.row[COL_PROMPT], COL_ERROR: error, COL_CATEGORY: job.row.get(COL_CATEGORY, "")}
@@ -160,6 +169,11 @@ class Alignment(StageSpec):
             _split(self.output().path, result.rows)
         print(rejection_summary(result.rows, _verdict, failed=result.counts.failed,
                                 title=f"{self.name} on {input_name(self.args.input_file)} ({self.family} rules):"))
+        languages = stage4_languages(result.rows)
+        if len(languages) > 1 or (languages and "en" not in languages):
+            from ..refusal.language import languages_line
+
+            print(languages_line(languages))
         foreign = sum(r.get(COL_IS_REJECTED) == OTHER_LANGUAGE_CELL for r in result.rows)
         if foreign:
             print(f"{foreign} response(s) mostly in a language the detector cannot read are unscored "
@@ -167,6 +181,16 @@ class Alignment(StageSpec):
         cut = sum(r.get(COL_IS_REJECTED) == CUT_CELL for r in result.rows)
         if cut:
             print(cut_line(cut, len(result.rows), int(self.args.max_tokens)))
+
+
+def stage4_languages(rows: list[dict[str, str]]) -> dict[str, dict[str, int]]:
+    """Per language of the replies with something to read: scored (a refusal or an answer) or
+    set aside (other_language)."""
+    from ..refusal.language import language_counts
+
+    read = [(r.get(COL_RESPONSE), r.get(COL_IS_REJECTED) != OTHER_LANGUAGE_CELL) for r in rows
+            if r.get(COL_IS_REJECTED) == OTHER_LANGUAGE_CELL or refused_in(r.get(COL_IS_REJECTED, "")) is not None]
+    return language_counts(read)
 
 
 def cut_line(cut: int, rows: int, max_tokens: int) -> str:
