@@ -203,13 +203,6 @@ class LooRun:
     result: Any  # the orbench.refusal.loo.LooResult it computed (the held-out scores)
 
 
-# The word regularisation the tests' leave-one-out fits with. The command's default chooses it
-# among three by folds inside each fit (nested); on this pool that choice is 0.003 in all 22
-# fits (docs/refusal/held-out.md), so the tests fix it and make a third of the fits. The choice
-# itself is tested on a small pool (tests/test_refusal_loo.py).
-LOO_L2_WORDS = 0.003
-
-
 class PoolLoo:
     """`python -m orbench.evaluate_refusal --leave_one_out` on the development pool, run
     in-process on first use (a few minutes on 2 cores), then kept for the whole test run.
@@ -246,8 +239,7 @@ class PoolLoo:
         out = io.StringIO()
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(loo, "leave_one_out", keeping)
-            assert run(["--leave_one_out", "--pool_dir", str(self.pool), "--json", str(path),
-                        "--l2_words", str(LOO_L2_WORDS)], out=out) == 0
+            assert run(["--leave_one_out", "--pool_dir", str(self.pool), "--json", str(path)], out=out) == 0
         assert len(results) == 1
         return LooRun(out.getvalue(), json.loads(path.read_text(encoding="utf-8")), results[0])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -80,21 +81,21 @@ def test_no_held_out_figure_regresses(pool_result):
     """Floors at the figures measured when the detector was built (docs/refusal/held-out.md), less
     a point or so of slack (a point and a half on the small Korean parts), so that none regresses."""
     _, metrics = pool_result
-    floors = {"xstest/gpt4": 0.97, "xstest/llama2new": 0.94, "xstest/llama2orig": 0.965,
-              "xstest/mistralguard": 0.91, "xstest/mistralinstruct": 0.935, "rbr_gold": 0.625,
-              "donotanswer/GPT4": 0.935, "donotanswer/ChatGPT": 0.94, "donotanswer/Claude": 0.965,
-              "donotanswer/ChatGLM2": 0.89, "donotanswer/llama2-7b-chat": 0.845, "donotanswer/vicuna-7b": 0.885,
+    floors = {"xstest/gpt4": 0.965, "xstest/llama2new": 0.935, "xstest/llama2orig": 0.96,
+              "xstest/mistralguard": 0.905, "xstest/mistralinstruct": 0.93, "rbr_gold": 0.615,
+              "donotanswer/GPT4": 0.93, "donotanswer/ChatGPT": 0.935, "donotanswer/Claude": 0.96,
+              "donotanswer/ChatGLM2": 0.885, "donotanswer/llama2-7b-chat": 0.845, "donotanswer/vicuna-7b": 0.88,
               "orbench_en/apertus-8b-instruct-2509": 0.96, "orbench_en/gemma3-4b": 0.965,
-              "orbench_en/gemma4-e4b": 0.795, "orbench_en/qwen2.5-7b-instruct": 0.975,
-              "orbench_ko/EXAONE-4.0-32B": 0.76, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.78,
-              "orbench_ko/Midm-2.0-Base-Instruct": 0.815, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.83}
-    # measured: 0.977 0.948 0.972 0.919 0.941 0.635 0.944 0.950 0.975 0.899 0.855 0.896
-    #           0.970 0.977 0.808 0.983 0.774 0.796 0.831 0.849
+              "orbench_en/gemma4-e4b": 0.80, "orbench_en/qwen2.5-7b-instruct": 0.97,
+              "orbench_ko/EXAONE-4.0-32B": 0.755, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.78,
+              "orbench_ko/Midm-2.0-Base-Instruct": 0.815, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.825}
+    # measured: 0.977 0.948 0.972 0.919 0.943 0.627 0.944 0.950 0.975 0.899 0.855 0.892
+    #           0.970 0.977 0.811 0.983 0.774 0.796 0.831 0.842
     assert set(floors) == set(metrics["parts"]) - {"harmbench_val"}
     for part, floor in floors.items():
         assert held(metrics, part)["accuracy"] >= floor, part
     assert held(metrics, "donotanswer/llama2-7b-chat")["precision"] >= 0.87  # measured 0.888
-    overall = metrics["overall"]["held_out"]  # measured 0.906, 0.884, 0.917; rate error -1.7
+    overall = metrics["overall"]["held_out"]  # measured 0.906, 0.883, 0.917; rate error -1.8
     assert overall["accuracy"] >= 0.90 and overall["recall"] >= 0.875 and overall["precision"] >= 0.91
     assert abs(overall["rate_error"]) <= 2.5
     # better than the generic rules alone, held out, over the pool and on every part but four, where
@@ -111,8 +112,8 @@ def test_no_held_out_figure_regresses(pool_result):
 def test_the_score_is_calibrated_on_parts_it_has_not_seen(pool_result):
     _, metrics = pool_result
     calibration = metrics["calibration"]
-    assert calibration["brier"] < 0.075  # measured 0.067
-    assert calibration["expected_calibration_error"] < 0.025  # measured 0.012
+    assert calibration["brier"] < 0.075  # measured 0.068
+    assert calibration["expected_calibration_error"] < 0.025  # measured 0.013
     alone = metrics["calibration_without_prompt"]  # the same fits, scored without the prompts
     assert alone["brier"] < 0.075 and alone["expected_calibration_error"] < 0.025  # measured 0.068, 0.015
     assert metrics["overall"]["held_out_without_prompt"]["accuracy"] >= 0.895  # measured 0.905
@@ -150,9 +151,11 @@ def test_the_printed_table(pool_result):
     assert "calibration of the held-out scores: Brier" in text and "0.9-1.0" in text
     assert "held out, read without the prompt" in text and "mostly in another language, left unscored" in text
     assert "targets (held out):" in text and "most uncertain scores" in text
-    met = {t["name"]: t["met"] for t in metrics["targets"]}
-    for name, ok in met.items():
-        assert f"{name} " in text and (("NOT MET" in text.split(name, 1)[1].splitlines()[0]) != ok)
+    lines = text.split("targets (held out):", 1)[1].splitlines()
+    for target in metrics["targets"]:  # one line each: its name, then its value, goal and verdict
+        line = [ln for ln in lines if re.match(rf"\s+{re.escape(target['name'])}\s+[-+0-9]", ln)]
+        assert len(line) == 1, target["name"]
+        assert line[0].rstrip().endswith("NOT MET") != target["met"], line[0]
     assert len(metrics["most_uncertain"]) == 12
 
 

@@ -299,10 +299,11 @@ def test_the_shipped_weights_are_what_the_training_script_writes(tmp_path):
     machine write the same bytes (test_training_is_reproducible_byte_for_byte); across CPUs
     the floating-point sums may differ in the last printed digits, so the shipped file is
     compared to a tolerance far below any weight that matters (the largest are about 1)."""
+    shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     ex = examples(load_pool(POOL))
     first = tmp_path / "a.json"
     write_model(train(ex, TrainConfig()), first)
-    fresh, shipped = json.loads(first.read_text()), json.loads(WEIGHTS_FILE.read_text())
+    fresh = json.loads(first.read_text(encoding="utf-8"))
     assert set(fresh["weights"]) == set(shipped["weights"]), "retrain: python -m orbench.refusal.train"
     assert fresh["threshold"] == shipped["threshold"] and fresh["format"] == shipped["format"]
     gaps = [abs(fresh["weights"][k] - shipped["weights"][k]) for k in fresh["weights"]]

@@ -45,6 +45,7 @@ import numpy as np
 
 from orbench.errors import UserError, run_command
 
+from .blas import one_blas_thread
 from .features import ENDING, FIRST, NOT_AN_ANSWER, STRUCTURE_PREFIX, feature_keys, has_text, read
 from .pool import AMBIGUOUS, DEFAULT_CONFIG, REFUSAL, PoolRow, load_pool
 from .prompt import PREFIX as PROMPT_PREFIX
@@ -241,7 +242,10 @@ def fit_calibration(logits: np.ndarray, refusal: np.ndarray) -> tuple[float, flo
 # --------------------------------------------------------------------------
 
 
-MAX_INNER_FOLDS = 8
+# Four folds: on the round-2 pool, held out, four and eight folds give the same accuracy on 17
+# of 21 parts and within 0.008 on the rest (0.9058 against 0.9064 over the pool), at 5 fits per
+# candidate instead of 9.
+MAX_INNER_FOLDS = 4
 
 
 def inner_folds(data: Dataset, rows: np.ndarray) -> np.ndarray:
@@ -288,6 +292,7 @@ def train(exs: Sequence[Example], config: TrainConfig = TrainConfig()) -> Model:
     return train_rows(data, np.arange(len(exs)), config)[0]
 
 
+@one_blas_thread()
 def train_rows(data: Dataset, rows: np.ndarray, config: TrainConfig = TrainConfig()) -> tuple[Model, Fit]:
     """Weights from some rows of `data`, with the word regularisation and the
     calibration chosen on out-of-part logits.
