@@ -154,3 +154,18 @@ def test_stage4_with_the_local_model(tmp_path, write_prompts, run_stage, isolate
     while alive(pids[0]):
         assert time.monotonic() < deadline, "embedded server outlived the stage run"
         time.sleep(0.1)
+
+
+def test_the_embedded_server_threads_come_from_the_environment(monkeypatch):
+    import orbench.engine.local_server as ls
+    from orbench.errors import UserError
+
+    monkeypatch.delenv("ORBENCH_LOCAL_THREADS", raising=False)
+    assert ls.threads() == max(1, os.cpu_count() or 1)
+    assert ls.server_command(8080)[-2:] == ["--n_threads", str(ls.threads())]
+    monkeypatch.setenv("ORBENCH_LOCAL_THREADS", "3")
+    assert ls.threads() == 3 and ls.server_command(8080)[-1] == "3"
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("ORBENCH_LOCAL_THREADS", bad)
+        with pytest.raises(UserError, match="ORBENCH_LOCAL_THREADS"):
+            ls.threads()

@@ -92,8 +92,19 @@ def server_command(port: int) -> list[str]:
         "--host", HOST,
         "--port", str(port),
         "--n_ctx", str(N_CTX),
-        "--n_threads", str(max(1, os.cpu_count() or 1)),
+        "--n_threads", str(threads()),
     ]
+
+
+def threads() -> int:
+    """llama.cpp's threads: one per core, or ORBENCH_LOCAL_THREADS (its threads wait for each
+    other by spinning, so on cores shared with other busy work fewer threads finish sooner)."""
+    value = os.environ.get("ORBENCH_LOCAL_THREADS", "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise UserError(f"ORBENCH_LOCAL_THREADS must be a whole number of at least 1, not {value!r}")
+        return int(value)
+    return max(1, os.cpu_count() or 1)
 
 
 def start_server(port: int | None = None, *, die_with_parent: bool = True) -> tuple[subprocess.Popen, str]:
