@@ -37,17 +37,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "embedded: starts the embedded llama.cpp model for real (runs by default)")
 
 
-# The files whose tests take a minute or more on 2 cores (whole pipelines, the pool's
-# leave-one-out behind test_coverage and test_refusal_loo): run first, so that under
-# pytest-xdist no worker starts one of them while the other has nothing left to do.
-SLOW_FIRST = ("test_coverage.py", "test_refusal_loo.py", "test_pipeline_report.py", "test_readme_commands.py",
-              "test_pipeline_embedded.py", "test_published_sets.py", "test_faults_resume.py")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.path.name not in SLOW_FIRST)  # stable: otherwise in order
-
-
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own cache folder (never ~/.cache) and zero backoff. The Hugging Face
