@@ -23,6 +23,7 @@ with no declining clause, and so nearly always called an answer: it is left unsc
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 ENGLISH, KOREAN, CHINESE, JAPANESE, OTHER = "en", "ko", "zh", "ja", "other"
 READ = frozenset({ENGLISH, KOREAN, CHINESE, JAPANESE})  # the languages the detector reads
@@ -95,13 +96,19 @@ def reply_language(response: str | None) -> str:
     return language_of(normalise(response or ""))
 
 
-def language_counts(rows: list[tuple[str | None, bool]]) -> dict[str, dict[str, int]]:
-    """Per language, how many replies were scored and how many set aside, from (response,
-    scored) pairs of replies that had text: {"ko": {"scored": 20, "set_aside": 0}, ...}."""
+def language_counts(rows: Iterable[tuple[object, object]]) -> dict[str, dict[str, int]]:
+    """Per language, how many replies were scored (a refusal or an answer) and how many set
+    aside (other_language), from (response, is_rejected cell) pairs; other cells (empty,
+    filtered, cut, failed) are not counted: {"ko": {"scored": 20, "set_aside": 0}, ...}."""
+    from orbench.protocol.verdict import Verdict, VerdictKind
+
     out: dict[str, dict[str, int]] = {}
-    for response, scored in rows:
-        counts = out.setdefault(reply_language(response), {"scored": 0, "set_aside": 0})
-        counts["scored" if scored else "set_aside"] += 1
+    for response, cell in rows:
+        verdict = Verdict.from_csv(cell)
+        if verdict is None or verdict.kind not in (VerdictKind.REFUSED, VerdictKind.ANSWERED, VerdictKind.OTHER_LANGUAGE):
+            continue
+        counts = out.setdefault(reply_language(str(response or "")), {"scored": 0, "set_aside": 0})
+        counts["set_aside" if verdict.kind is VerdictKind.OTHER_LANGUAGE else "scored"] += 1
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != ENGLISH, kv[0] == OTHER, kv[0])))
 
 

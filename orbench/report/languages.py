@@ -10,12 +10,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from orbench.protocol.constants import COL_IS_REJECTED, COL_RESPONSE
-from orbench.protocol.verdict import Verdict, VerdictKind, refused_in
 from orbench.report.advice import SHORT, Advice
 from orbench.report.common import ResultFile
 from orbench.report.rows import Frames, frame_of
-
-OTHER_CELL = Verdict(VerdictKind.OTHER_LANGUAGE).to_csv()
 
 
 def language_table(files: Sequence[ResultFile], frames: Frames | None = None) -> dict[tuple[str, str], dict]:
@@ -29,10 +26,7 @@ def language_table(files: Sequence[ResultFile], frames: Frames | None = None) ->
         frame = frame_of(f.path, frames)
         if COL_IS_REJECTED not in frame.columns or COL_RESPONSE not in frame.columns:
             continue
-        cells = frame[COL_IS_REJECTED].str.strip().str.lower()
-        read = [(text, cell != OTHER_CELL) for text, cell in zip(frame[COL_RESPONSE], cells)
-                if cell == OTHER_CELL or refused_in(cell) is not None]
-        out[(f.model, f.dataset)] = language_counts(read)
+        out[(f.model, f.dataset)] = language_counts(zip(frame[COL_RESPONSE], frame[COL_IS_REJECTED]))
     return out
 
 

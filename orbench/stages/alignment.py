@@ -188,9 +188,7 @@ def stage4_languages(rows: list[dict[str, str]]) -> dict[str, dict[str, int]]:
     set aside (other_language)."""
     from ..refusal.language import language_counts
 
-    read = [(r.get(COL_RESPONSE), r.get(COL_IS_REJECTED) != OTHER_LANGUAGE_CELL) for r in rows
-            if r.get(COL_IS_REJECTED) == OTHER_LANGUAGE_CELL or refused_in(r.get(COL_IS_REJECTED, "")) is not None]
-    return language_counts(read)
+    return language_counts((r.get(COL_RESPONSE), r.get(COL_IS_REJECTED)) for r in rows)
 
 
 def cut_line(cut: int, rows: int, max_tokens: int) -> str:
