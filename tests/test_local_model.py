@@ -161,7 +161,7 @@ def test_the_embedded_server_threads_come_from_the_environment(monkeypatch):
     from orbench.errors import UserError
 
     monkeypatch.delenv("ORBENCH_LOCAL_THREADS", raising=False)
-    assert ls.threads() == max(1, os.cpu_count() or 1)
+    assert ls.threads() == max(1, (os.cpu_count() or 1) // 2)
     assert ls.server_command(8080)[-2:] == ["--n_threads", str(ls.threads())]
     monkeypatch.setenv("ORBENCH_LOCAL_THREADS", "3")
     assert ls.threads() == 3 and ls.server_command(8080)[-1] == "3"
