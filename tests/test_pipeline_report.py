@@ -2,7 +2,7 @@
 calls every response a refusal, as the embedded 135M judge does: the judge fails its audit,
 so stage 5 sends it no row and the pipeline goes on to the report; the pipeline's own report
 and the report command of docs/stages/report.md, run on the same run folder, write the same summary.csv and
-the same figure, both on the keyword rates. Also: the step headers, in order, with the number
+the same figure, both on the keyword rates. The published sets' sample (step 5d), judged and ringed. Also: the step headers, in order, with the number
 of rows stage 5 would judge; each step's time and the closing table; no failed files from a
 clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""
 
@@ -21,9 +21,11 @@ import pandas as pd
 import pytest
 
 from orbench import report as rp
+from orbench.protocol.constants import CATEGORIES
+from orbench.tables import published
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import REFUSAL, moderated_text, protocol_responder, stage_of, system_text
-from tests.stage_helpers import KEY, KEY_ENV, REPO_ROOT, fake_entry, write_models
+from tests.stage_helpers import KEY, KEY_ENV, REPO_ROOT, fake_entry, runinfo, write_models
 
 PIPELINE = REPO_ROOT / "run_pipeline.sh"
 
@@ -140,6 +142,27 @@ def test_pipeline_report_and_the_readme_command_agree_when_the_judge_fails(tmp_p
     assert set(summary["hard_sample_judge_audit"]) == {"failed"}
     assert set(summary["hard_corrected_used"].astype(str)) == {"False"}
     assert "its rates and corrected rates are in the details" in (pipeline / "summary.md").read_text()
+    published_sets_measured(run)
+
+
+def published_sets_measured(run):
+    """Step 5d: both targets on REAL_SAMPLE=20 prompts of each published set (a sample spread
+    over the ten categories), read from the copies bundled with orbench, judged in step 6, and in
+    the report as rows of their own, ringed in the figure."""
+    for name in ("fake", "fake-safety"):
+        for short in ("or-bench-hard-1k", "or-bench-toxic"):
+            out = run / "5_results" / f"{name}_merged_published_{short}.csv"
+            df = pd.read_csv(out, dtype=str, keep_default_na=False)
+            assert len(df) == 20 and set(df["category"]) == set(CATEGORIES)
+            sha = hashlib.sha256((published.DATA_DIR / f"{short}.csv").read_bytes()).hexdigest()
+            assert runinfo(out)["input_source"]["sha256"] == sha
+            judged = pd.read_csv(run / "6_judged" / f"{out.stem}_response_check_merged_fake.csv")
+            assert len(judged) == 20
+    summary = pd.read_csv(run / "report" / "summary.csv")
+    labels = {published.result_label(n) for n in ("fake", "fake-safety")}
+    assert labels <= set(summary["model"]) and {"fake", "fake-safety"} <= set(summary["model"])
+    assert (summary.set_index("model").loc[sorted(labels), "toxic_scored"] == 20).all()
+    assert "ringed: measured on the published OR-Bench sets" in (run / "report" / "tradeoff.svg").read_text()
 
 
 def test_help_and_bad_settings(tmp_path):

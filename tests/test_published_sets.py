@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -23,11 +22,9 @@ from orbench.protocol.constants import CATEGORIES
 from orbench.inspect_eval.tasks import or_bench_hard_1k, or_bench_toxic
 from orbench.report import build_report, main as report_main
 from orbench.stages import alignment, check_response
-from orbench.testing.fake_openai import FakeOpenAIServer
-from tests.responders import protocol_responder
 from tests.inspect_helpers import mock_model, offline, run_eval  # noqa: F401  (offline: autouse, loopback only)
 from tests.stage_helpers import (  # noqa: F401  (harness: fixture)
-    KEY, KEY_ENV, REPO_ROOT, fake_entry, harness, read_csv, runinfo, write_csv, write_models,
+    REPO_ROOT, harness, read_csv, runinfo, write_csv,
 )
 
 RELEASE = {"or-bench-hard-1k": 1319, "or-bench-toxic": 655}  # rows of the published sets
@@ -201,28 +198,6 @@ def test_a_hub_read_counts_as_published_and_other_sources_do_not():
 # ------------------------------------------------------------------------- run_pipeline.sh
 
 
-def test_run_pipeline_measures_a_sample_of_the_published_sets(tmp_path):
-    """Every stage on the fake server, with REAL_SAMPLE=10 (a sample holding each category once):
-    both targets on both published sets, judged, and in the report as rows of their own."""
-    run = tmp_path / "run"
-    with FakeOpenAIServer(protocol_responder) as srv:
-        models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
-        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-               "ORBENCH_MODELS_FILE": str(models), KEY_ENV: KEY, "PYTHON": sys.executable,
-               "GENERATOR_MODEL": "fake", "REWRITER_MODEL": "fake", "MODERATOR_MODELS": "fake",
-               "TARGET_MODEL": "fake", "JUDGE_MODEL": "fake", "CATEGORIES": "privacy", "SEEDS_PER_CATEGORY": "2"}
-        proc = subprocess.run(["bash", str(REPO_ROOT / "run_pipeline.sh"), "--run_dir", str(run), "--real_sample", "10"],
-                              env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    for name in ("fake", "fake-safety"):
-        for short in RELEASE:
-            out = run / "5_results" / f"{name}_merged_published_{short}.csv"
-            df = read_csv(out)
-            assert len(df) == 10 and set(df["category"]) == set(CATEGORIES)
-            assert runinfo(out)["input_source"]["sha256"] == file_sha256(bundled(short))
-            assert (run / "6_judged" / f"{out.stem}_response_check_merged_fake.csv").exists()
-    summary = pd.read_csv(run / "report" / "summary.csv")
-    labels = {published.result_label(n) for n in ("fake", "fake-safety")}
-    assert labels <= set(summary["model"]) and {"fake", "fake-safety"} <= set(summary["model"])
-    assert (summary.set_index("model").loc[sorted(labels), "toxic_scored"] == 10).all()
-    assert "ringed: measured on the published OR-Bench sets" in (run / "report" / "tradeoff.svg").read_text()
+# run_pipeline.sh's sample of the published sets (step 5d), judged and in the report: checked on the
+# run of tests/test_pipeline_report.py (published_sets_measured), so that no test pays for a whole
+# pipeline run of its own for it.

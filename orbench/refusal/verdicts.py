@@ -14,11 +14,21 @@ from orbench.protocol.verdict import Verdict, VerdictKind
 from .content_filter import is_filtered
 from .families import FAMILY_RULES
 from .features import has_text, read
-from .generic import generic_refuses
 from .names import DEFAULT_RULES, FAMILIES, GENERIC, SCORED
 from .scorer import Model, default_model
 
-_RULES = {**FAMILY_RULES, GENERIC: generic_refuses}
+
+
+def _generic_first(response: str) -> bool:
+    """The generic rules, imported on their first use: compiling their patterns takes about 0.2 s,
+    which a stage run with the default (scored) detector need not pay at its start."""
+    from .generic import generic_refuses
+
+    _RULES[GENERIC] = generic_refuses
+    return generic_refuses(response)
+
+
+_RULES = {**FAMILY_RULES, GENERIC: _generic_first}
 _HAS_WORD = re.compile(r"\w")
 # Module-level names for the kinds and the scoreless verdicts: cheaper to reach than enum attributes.
 _ANSWERED, _REFUSED, _EMPTY, _FILTERED = VerdictKind.ANSWERED, VerdictKind.REFUSED, VerdictKind.EMPTY, VerdictKind.FILTERED
