@@ -100,7 +100,8 @@ def threads() -> int:
     """llama.cpp's threads: ORBENCH_LOCAL_THREADS, or half the cores (llama-cpp-python's own
     default). Its threads wait for each other by spinning, and the other half is for what runs
     beside them: the stage itself and the server's handler of a second request in flight. On 2
-    cores, 2 threads with 2 requests in flight give 23-25 tokens/s against 57 with one."""
+    cores, 2 threads with 2 requests in flight give 26 tokens/s against 60 with one
+    (benchmarks/bench_local.py tokens, direct, 2 in flight)."""
     value = os.environ.get("ORBENCH_LOCAL_THREADS", "").strip()
     if value:
         if not value.isdigit() or int(value) < 1:
