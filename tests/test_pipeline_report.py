@@ -2,9 +2,10 @@
 calls every response a refusal, as the embedded 135M judge does: the judge fails its audit,
 so stage 5 sends it no row and the pipeline goes on to the report; the pipeline's own report
 and the report command of docs/stages/report.md, run on the same run folder, write the same summary.csv and
-the same figure, both on the keyword rates. The published sets' sample (step 5d), judged and ringed. Also: the step headers, in order, with the number
+the same figure, both on the keyword rates. Also: the step headers, in order, with the number
 of rows stage 5 would judge; each step's time and the closing table; no failed files from a
-clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; --help."""
+clean run; the self-built hard set flagged; JUDGE_FAILED_AUDIT; the published sets' sample
+(step 5d), judged and ringed; --help."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from orbench.protocol.constants import CATEGORIES
 from orbench.tables import published
 from orbench.testing.fake_openai import FakeOpenAIServer
 from tests.responders import REFUSAL, moderated_text, protocol_responder, stage_of, system_text
-from tests.stage_helpers import KEY, KEY_ENV, REPO_ROOT, fake_entry, runinfo, write_models
+from tests.stage_helpers import KEY, KEY_ENV, REPO_ROOT, fake_entry, read_csv, runinfo, write_models
 
 PIPELINE = REPO_ROOT / "run_pipeline.sh"
 
@@ -152,7 +153,7 @@ def published_sets_measured(run):
     for name in ("fake", "fake-safety"):
         for short in ("or-bench-hard-1k", "or-bench-toxic"):
             out = run / "5_results" / f"{name}_merged_published_{short}.csv"
-            df = pd.read_csv(out, dtype=str, keep_default_na=False)
+            df = read_csv(out)
             assert len(df) == 20 and set(df["category"]) == set(CATEGORIES)
             sha = hashlib.sha256((published.DATA_DIR / f"{short}.csv").read_bytes()).hexdigest()
             assert runinfo(out)["input_source"]["sha256"] == sha

@@ -18,7 +18,6 @@ from .names import DEFAULT_RULES, FAMILIES, GENERIC, SCORED
 from .scorer import Model, default_model
 
 
-
 def _generic_first(response: str) -> bool:
     """The generic rules, imported on their first use: compiling their patterns takes about 0.2 s,
     which a stage run with the default (scored) detector need not pay at its start."""
