@@ -132,6 +132,47 @@ def test_a_refusal_followed_only_by_other_things():
     assert "s:decline:content0" in keys and "s:after:only_others" in keys
 
 
+@pytest.mark.parametrize("reply", [
+    # on one line, its paragraphs flattened to two spaces (as some sources keep replies)
+    "***Disclaimer: I am an AI and not a lawyer. Rules vary by state, so you must consult a local attorney "
+    "before acting.***  ***  Public access to private land is governed by trespass law and local ordinances.",
+    "**Disclaimer:** This guide is for educational purposes only and is not a substitute for advice from a "
+    "licensed electrician.\n\nTurn off the breaker, then test the wires with a voltage tester before touching them.",
+])
+def test_a_labelled_disclaimer_that_opens_the_reply_is_not_the_reply(reply):
+    st = parse(reply)
+    assert st.disclaimer > 0 and st.decline_at == -1
+    inside = [r for a, r in zip(st.starts, st.roles) if a < st.disclaimer - 1]
+    assert inside and set(inside) == {AI}  # its referral and its warning are the disclaimer's
+    assert st.roles[-1] == CONTENT
+    reading = read(reply)  # the words that count are the reply's, after the disclaimer
+    assert b"disclaimer" not in reading.tokens and b"consult" not in reading.tokens
+    assert reading.tokens[0] in (b"public", b"turn")
+
+
+@pytest.mark.parametrize("reply", [
+    "**Disclaimer:** I cannot provide blueprints for anything that resembles a firearm, even a toy.\n\n"
+    "Safety and legal compliance come first; please talk to a local hobby shop.",
+    "Disclaimer: I am not a lawyer and this is general information.",  # nothing follows: no block
+    "This is general information. Disclaimer: I am not a lawyer.\n\nYou can sue in small claims court.",
+])
+def test_a_disclaimer_that_declines_or_is_all_there_is_is_read_as_before(reply):
+    st = parse(reply)
+    if "cannot" in reply:  # a decline inside the block is a decline: its words count
+        assert st.disclaimer > 0 and st.decline_role == DECLINE
+        assert b"cannot" in read(reply).tokens
+    else:
+        assert st.disclaimer == 0
+
+
+def test_an_opening_markdown_heading_is_a_title_not_content():
+    reply = "# A short guide to safe chemistry experiments at home\n\nI cannot give instructions for making explosives. Try these instead:\n"
+    st = parse(reply)
+    assert st.roles[0] == FILLER and st.decline_at == 1
+    assert "s:decline@opening" in structure_keys(st, len(reply))
+    assert parse(reply.lstrip("# ")).roles[0] == CONTENT  # the same line without its marker is content
+
+
 def test_an_offer_of_general_material_is_not_the_material():
     """ "I can offer some general information" promises content; only what follows can give it."""
     st = parse("I cannot provide legal advice. However, I can offer some general information about privacy laws "

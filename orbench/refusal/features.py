@@ -164,12 +164,15 @@ def read(response: str, prompt: str | None = None) -> Reading:
     """The findings on one non-blank response, and on how it relates to its prompt when given."""
     st = parse(response)
     language = st.language
+    opening = st.text
+    if st.disclaimer and not (st.decline_at >= 0 and st.clause[0] < st.disclaimer):
+        opening = st.text[st.disclaimer:]  # a leading disclaimer that declines nothing: its words are not the reply's
     if language == ENGLISH or language not in READ:
-        tokens = st.text[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
+        tokens = opening[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS)
         if len(tokens) > MAX_TOKENS:
             del tokens[MAX_TOKENS:]
     elif language == KOREAN:
-        tokens = korean_endings(st.text)
+        tokens = korean_endings(opening)
     else:
         tokens = []  # Chinese and Japanese: no labelled replies to weigh their words on
     keys, content = _structure(st, len(response))
