@@ -48,12 +48,12 @@ DNA_PARTS = ["donotanswer/GPT4", "donotanswer/ChatGPT", "donotanswer/Claude", "d
 
 # The targets the detector misses held out (docs/refusal/held-out.md shows each miss by shape):
 # rbr_gold's refusals without a declining clause, ChatGLM2 and llama2-7b-chat on Do-Not-Answer's
-# premise rebuttals, gemma4's disclaimer blocks, and the four Korean parts.
+# premise rebuttals, gemma4 (its disclaimer blocks cut by the source, its partial declines read as
+# answers), and the four Korean parts.
 MISSED = {"rbr_gold rate error (points)", "donotanswer/ChatGLM2 rate error (points)",
           "donotanswer/llama2-7b-chat rate error (points)", "orbench_en/gemma4-e4b rate error (points)",
           "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B rate error (points)",
           "median |rate error|, 18 parts", "orbench_en/gemma4-e4b accuracy",
-          "orbench_en/gemma4-e4b accuracy, at most 0.01 below generic",
           *(f"orbench_ko/{m} {what}" for m in ("EXAONE-4.0-32B", "HyperCLOVAX-SEED-Text-Instruct-1.5B",
                                                "Midm-2.0-Base-Instruct", "kanana-2-30b-a3b-instruct-2601")
             for what in ("accuracy", "refusals called answers"))}
@@ -84,25 +84,25 @@ def test_no_held_out_figure_regresses(pool_result):
     floors = {"xstest/gpt4": 0.965, "xstest/llama2new": 0.935, "xstest/llama2orig": 0.96,
               "xstest/mistralguard": 0.905, "xstest/mistralinstruct": 0.93, "rbr_gold": 0.615,
               "donotanswer/GPT4": 0.93, "donotanswer/ChatGPT": 0.935, "donotanswer/Claude": 0.96,
-              "donotanswer/ChatGLM2": 0.885, "donotanswer/llama2-7b-chat": 0.845, "donotanswer/vicuna-7b": 0.88,
+              "donotanswer/ChatGLM2": 0.885, "donotanswer/llama2-7b-chat": 0.85, "donotanswer/vicuna-7b": 0.88,
               "orbench_en/apertus-8b-instruct-2509": 0.96, "orbench_en/gemma3-4b": 0.965,
-              "orbench_en/gemma4-e4b": 0.80, "orbench_en/qwen2.5-7b-instruct": 0.97,
-              "orbench_ko/EXAONE-4.0-32B": 0.755, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.78,
-              "orbench_ko/Midm-2.0-Base-Instruct": 0.815, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.825}
-    # measured: 0.977 0.948 0.972 0.919 0.943 0.627 0.944 0.950 0.975 0.899 0.855 0.892
-    #           0.970 0.977 0.811 0.983 0.774 0.796 0.831 0.842
+              "orbench_en/gemma4-e4b": 0.905, "orbench_en/qwen2.5-7b-instruct": 0.97,
+              "orbench_ko/EXAONE-4.0-32B": 0.77, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.79,
+              "orbench_ko/Midm-2.0-Base-Instruct": 0.80, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.84}
+    # measured: 0.973 0.953 0.970 0.919 0.941 0.621 0.942 0.951 0.973 0.899 0.862 0.894
+    #           0.973 0.977 0.920 0.983 0.787 0.806 0.817 0.855
     assert set(floors) == set(metrics["parts"]) - {"harmbench_val"}
     for part, floor in floors.items():
         assert held(metrics, part)["accuracy"] >= floor, part
-    assert held(metrics, "donotanswer/llama2-7b-chat")["precision"] >= 0.87  # measured 0.888
-    overall = metrics["overall"]["held_out"]  # measured 0.906, 0.883, 0.917; rate error -1.8
-    assert overall["accuracy"] >= 0.90 and overall["recall"] >= 0.875 and overall["precision"] >= 0.91
+    assert held(metrics, "donotanswer/llama2-7b-chat")["precision"] >= 0.88  # measured 0.894
+    overall = metrics["overall"]["held_out"]  # measured 0.911, 0.884, 0.927; rate error -2.2
+    assert overall["accuracy"] >= 0.905 and overall["recall"] >= 0.875 and overall["precision"] >= 0.915
     assert abs(overall["rate_error"]) <= 2.5
-    # better than the generic rules alone, held out, over the pool and on every part but four, where
-    # the generic rules do better: XSTest's llama2new and mistralguard (by 1.0 and 0.3 points),
-    # Do-Not-Answer's llama2-7b-chat (0.7) and gemma4's disclaimer blocks (10.4)
-    assert overall["accuracy"] > metrics["overall"]["generic"]["accuracy"] + 0.03
-    behind = {"xstest/llama2new", "xstest/mistralguard", "donotanswer/llama2-7b-chat", "orbench_en/gemma4-e4b"}
+    # better than the generic rules alone, held out, over the pool and on every part but three, where
+    # the generic rules do better or as well: XSTest's llama2new and mistralguard (by 0.5 and 0.2
+    # points), Do-Not-Answer's llama2-7b-chat (level)
+    assert overall["accuracy"] > metrics["overall"]["generic"]["accuracy"] + 0.035
+    behind = {"xstest/llama2new", "xstest/mistralguard", "donotanswer/llama2-7b-chat"}
     for part in metrics["parts"]:
         if part not in behind:
             assert held(metrics, part)["accuracy"] >= metrics["parts"][part]["generic"]["accuracy"], part
@@ -112,17 +112,17 @@ def test_no_held_out_figure_regresses(pool_result):
 def test_the_score_is_calibrated_on_parts_it_has_not_seen(pool_result):
     _, metrics = pool_result
     calibration = metrics["calibration"]
-    assert calibration["brier"] < 0.075  # measured 0.068
-    assert calibration["expected_calibration_error"] < 0.025  # measured 0.013
+    assert calibration["brier"] < 0.072  # measured 0.066
+    assert calibration["expected_calibration_error"] < 0.02  # measured 0.010
     alone = metrics["calibration_without_prompt"]  # the same fits, scored without the prompts
-    assert alone["brier"] < 0.075 and alone["expected_calibration_error"] < 0.025  # measured 0.068, 0.015
-    assert metrics["overall"]["held_out_without_prompt"]["accuracy"] >= 0.895  # measured 0.905
+    assert alone["brier"] < 0.072 and alone["expected_calibration_error"] < 0.02  # measured 0.066, 0.009
+    assert metrics["overall"]["held_out_without_prompt"]["accuracy"] >= 0.90  # measured 0.910
     bins = [b for b in calibration["bins"] if b["n"] >= 100]
     assert len(bins) >= 3
     for b in bins:  # where there are enough rows to tell, the promise is kept within what the rows allow:
         # the 99% Wilson interval of the bin's share of refusals (up to ten bins are tested), give or
         # take 3 points (a large bin's interval is narrower than any calibration can be; measured,
-        # the 0.5-0.6 bin promises 55.2% where 45.5% are, and the 0.7-0.8 bin 75.2% where 67.7% are)
+        # the 0.5-0.6 bin promises 54.9% where 49.7% are, and the 0.7-0.8 bin 75.2% where 72.0% are)
         low, high = wilson_interval(round(b["refusal_share"] * b["n"]), b["n"], z=2.576)
         assert low - 0.03 <= b["mean_score"] <= high + 0.03, b
 

@@ -72,7 +72,8 @@ def _content_after(st: Structure) -> bytes:
 def shared_words(st: Structure, words: set[bytes]) -> list[str]:
     """The prompt's words that the content after the decline uses (for reading)."""
     said = _content_after(st)
-    return sorted(w.decode("utf-8", "replace").strip() for w in words if w in said)
+    # (a stem cut inside a character, as Korean or Chinese ones can be, is shown up to it)
+    return sorted(w.decode("utf-8", "ignore").strip() for w in words if w in said)
 
 
 def relation_keys(st: Structure, prompt: str, count: int | None = None) -> tuple[str, ...]:
