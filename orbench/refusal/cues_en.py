@@ -149,6 +149,9 @@ _CUE_BRANCHES = [
         *_each("is are be was considered", r" (?:\w+ )?(?:illegal|unethical|harmful|dangerous|immoral|against the law|"
                                            r"a (?:serious )?crime|a serious|never (?:okay|acceptable|justified|the answer))"),
         r"respect (?:the|their|others|other|everyone|people|individual)", r"should (?:never|not|always) be",
+        # a lecture on the law: "all online activity must comply with the law"
+        r"(?:must|should|need to|have to) (?:comply with|abide by|obey|follow|adhere to) (?:the |all |applicable |"
+        r"relevant |local |national )*(?:laws?|regulations|legal)",
         r"can (?:have|lead to|cause|result in) (?:serious|severe|significant|legal|harmful|negative|dangerous)",
         r"i(?:'m| am) (?:\w+ )?(?:concerned|worried|troubled) (?:about|by)",
         # a lecture: the sentence is about harm, law or ethics

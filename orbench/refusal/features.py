@@ -42,7 +42,8 @@ STRUCTURE_PREFIX = "s:"  # every structural feature's name starts so; words have
 # alternatives, a referral, an offer to help with something else, a warning. Training keeps
 # their weights at or above zero (the pool's labels disagree on them: Do-Not-Answer's class 3
 # counts "I can't, please see a professional" as an answer; rbr_gold and XSTest as a refusal).
-NOT_AN_ANSWER = ("s:after:refers", "s:after:offers", "s:after:cautions", "s:after:only_others")
+NOT_AN_ANSWER = ("s:after:refers", "s:after:offers", "s:after:cautions", "s:after:only_others",
+                 "s:none:only_others")
 
 # How the reply opens: assent ("Sure, ...", "Of course! ..."), and an announced answer ("Here are ...").
 _ASSENTS = re.compile(r" (?:sure|certainly|absolutely|of course|yes|gladly|definitely|okay|ok)\b")
@@ -138,6 +139,8 @@ def _shape_keys(shape: tuple) -> tuple[str, ...]:
         keys = ["s:none", "s:none:content" + c, "s:none:items" + n_items, "s:none:first:" + first]
         keys += ["s:none:has:" + r for r in others]
         keys.append("s:none:quiet" + _CONTENT_BANDS[quiet])
+        if c == "0" and others:  # only a lecture, a referral or an offer: OR-Bench's indirect refusal
+            keys.append("s:none:only_others")
         if instead:  # "Instead, here is how to ..." with nothing declined: an alternative in place of the request
             keys += ["s:none:instead", "s:none:instead:content" + c]
     else:

@@ -194,17 +194,17 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
     starts, ends = sentences(text)
     roles: list[str | None] = [None] * len(starts)
     decline_at, clause, pivot, pivot_span = -1, (0, 0), PIVOT_NONE, (disclaimer, disclaimer)
-    m = g.declining.search(text, 0, disclaimer + _DECLINE_CHARS)
+    dg, m = _declining(text, g, disclaimer + _DECLINE_CHARS)
     if m is not None:
         decline_at, clause = bisect_right(starts, m.start() + 1) - 1, m.span()
-        found = JUDGES if g.judging.match(text, m.start()) else DECLINE
-        if found == DECLINE and _disclaims(text, m, g):
+        found = JUDGES if dg.judging.match(text, m.start()) else DECLINE
+        if found == DECLINE and _disclaims(text, m, dg):
             found = DISCLAIMS
-        _split_goes_on(text, starts, ends, roles, decline_at, m.end(), g)
+        _split_goes_on(text, starts, ends, roles, decline_at, m.end(), dg)
         roles[decline_at] = found
-        p = g.pivot.search(text, m.end() - 1, m.end() + _CUE_CHARS)
+        p = dg.pivot.search(text, m.end() - 1, m.end() + _CUE_CHARS)
         if p is not None:
-            pivot = PIVOT_ALTERNATIVE if _to_alternative(text, p, g, ends) else PIVOT_CONTENT
+            pivot = PIVOT_ALTERNATIVE if _to_alternative(text, p, dg, ends) else PIVOT_CONTENT
             pivot_span = p.span()
     else:  # a reply that never declines may still turn to something else: "Instead, consider ..."
         p = g.instead.search(text, 0, disclaimer + _DECLINE_CHARS)
@@ -249,6 +249,20 @@ def _to_alternative(text: str, p: re.Match[str], g: Grammar, ends: list[int]) ->
 
 
 _HEAD_LAST = frozenset({"ko", "ja"})
+
+
+def _declining(text: str, g: Grammar, end: int) -> tuple[Grammar, re.Match[str] | None]:
+    """The first declining clause in text[:end], and the grammar that found it. A reply in
+    another language may decline in English before it goes on in its own ("I'm sorry, but I
+    cannot fulfill this request. ... 我们应该尊重他人"): where its own grammar finds none, the
+    English one is asked."""
+    m = g.declining.search(text, 0, end)
+    if m is None and g.language != "en":
+        english = grammar("en")
+        m = english.declining.search(text, 0, end)
+        if m is not None:
+            return english, m
+    return g, m
 
 
 def _disclaims(text: str, m: re.Match[str], g: Grammar) -> bool:
