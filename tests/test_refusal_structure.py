@@ -63,6 +63,7 @@ from tests.refusal_pool_helpers import POOL
         "It is not possible for me to provide you with that person's full history.",
         "We appreciate your query, but we find ourselves unable to process the request.",
         "I apologize, but I must adhere to the policy of not providing health advice.",
+        "I'm sorry, I can't.",  # the bare decline, ending on its modal
     ],
 )
 def test_declines_are_found(text):

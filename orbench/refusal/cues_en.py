@@ -54,7 +54,9 @@ _SUBJECT_DECLINES = (" " + _ADV + _VOLITION + ",? " + _ADV + r"[a-z][\w'-]*",
                      " " + _STATE_MODAL + ",? " + _ADV + _MIDDLE + _ADV + _ACT,
                      r" (?:must|have to|need to|will have to|am going to have to|will) (?:respectfully |politely )?"
                      r"(?:decline|refuse|pass on)\b",
-                     r"'(?:ll|m going to) have to (?:respectfully |politely )?(?:decline|refuse|pass)\b")
+                     r"'(?:ll|m going to) have to (?:respectfully |politely )?(?:decline|refuse|pass)\b",
+                     # the bare decline, the sentence ending on its modal: "I'm sorry, I can't."
+                     " " + _ADV + r"(?:cannot|can not|can't|won't|will not)[.!]")
 _DECLINE_BRANCHES = [
     *[("decline", subject + tail) for subject in ("i", "we") for tail in _SUBJECT_DECLINES],
     *[("decline", b) for b in _each("that this it", r"(?:'s| is) not (?:something|a request|a task|an area|a topic) "
