@@ -162,6 +162,9 @@ def test_a_disclaimer_that_declines_or_is_all_there_is_is_read_as_before(reply):
     if "cannot" in reply:  # a decline inside the block is a decline: its words count
         assert st.disclaimer > 0 and st.decline_role == DECLINE
         assert b"cannot" in read(reply).tokens
+        from orbench.refusal.explain import explain
+
+        assert st.pivot_span == (0, 0) and "pivot after it: none\n" in explain(reply)
     else:
         assert st.disclaimer == 0
 

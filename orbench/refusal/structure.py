@@ -123,24 +123,15 @@ def parse(response: str, language: str | None = None) -> Structure:
     if language is None:
         language = language_of(text)
     g = grammar(language if language in READ else "en")
-    st = parse_text(text, g, language, disclaimer=head)
-    titled = response[:1] == "#" or response.lstrip()[:1] == "#"
-    if titled:
-        _title(st)
+    titled = _TITLED.match(response) is not None  # (markup is gone from the text as read)
+    st = parse_text(text, g, language, disclaimer=head, titled=titled)
     if len(response) > block + MAX_CHARS and READ_FURTHER and _open(st):
         text, head = _normalised(response, block, FURTHER_CHARS)
-        st = parse_text(text, g, language, len(response), head)
-        if titled:
-            _title(st)
+        st = parse_text(text, g, language, len(response), head, titled)
     return st
 
 
-def _title(st: Structure) -> None:
-    """A reply's opening markdown heading ("# About fire safety") names a topic, answering
-    nothing: filler, unless a cue gave it a role (the role of its first line, when that line
-    is a sentence of its own)."""
-    if st.roles and st.roles[0] == CONTENT and st.text[st.ends[0] - 1] == "\n":
-        st.roles[0] = FILLER
+_TITLED = re.compile(r"\s*#")  # the reply opens with a markdown heading
 
 
 _LABEL_CHARS = 60  # how far in a disclaimer's label is looked for
@@ -187,13 +178,13 @@ def _open(st: Structure) -> bool:
 
 
 def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CUE_CHARS,
-               disclaimer: int = 0) -> Structure:
+               disclaimer: int = 0, titled: bool = False) -> Structure:
     """The structure of a normalised text under a language's grammar (cues are looked for up to
     `cue_chars` after the decline, or the start; a leading disclaimer's sentences, up to
-    `disclaimer`, carry no answer)."""
+    `disclaimer`, carry no answer; with `titled`, the first line is a markdown heading)."""
     starts, ends = sentences(text)
     roles: list[str | None] = [None] * len(starts)
-    decline_at, clause, pivot, pivot_span = -1, (0, 0), PIVOT_NONE, (disclaimer, disclaimer)
+    decline_at, clause, pivot, pivot_span = -1, (0, 0), PIVOT_NONE, (0, 0)
     dg, m = _declining(text, g, disclaimer + _DECLINE_CHARS)
     if m is not None:
         decline_at, clause = bisect_right(starts, m.start() + 1) - 1, m.span()
@@ -220,6 +211,8 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
                 _split_goes_on(text, starts, ends, roles, i, c.end(), g)
     items = list_items(text, starts)
     _other_roles(text, starts, ends, roles, items, g.spaced)
+    if titled and roles[:1] == [CONTENT] and text[ends[0] - 1] == "\n":
+        roles[0] = FILLER  # a heading ("# About fire safety") names a topic and answers nothing
     if disclaimer:
         _in_disclaimer(starts, roles, disclaimer)
     return _new(Structure, (text, starts, ends, roles, items, decline_at, clause, pivot, pivot_span,
