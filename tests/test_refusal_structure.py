@@ -269,6 +269,23 @@ def test_factored_alternations_match_as_the_plain_ones(language, kind):
         assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
 
 
+def test_a_branch_with_alternatives_is_split_before_factoring():
+    """Branches that open alike are factored ("我" + ...): a branch holding a top-level "|" must be
+    split first, or its second alternative would need the opening twice ("我我没有...")."""
+    from orbench.refusal.patterns import alternation
+
+    pattern = alternation([("ai", "我是X|我没有Y"), ("ai", "我不是Z")], lead="")
+    assert all(pattern.fullmatch(t) for t in ("我是X", "我没有Y", "我不是Z"))
+
+
+@pytest.mark.parametrize("language", sorted(_SPECS))
+def test_every_cue_found_has_its_role(language):
+    g = grammar(language)
+    for text in map(normalise, _sample_texts()[::2] + _OTHER_LANGUAGES + ["我不是医生，我没有个人观点。"]):
+        for m in g.cues.finditer(text):
+            assert any(p.fullmatch(m.group()) for _, p in g.cue_roles), (language, m.group())
+
+
 # Replies written for these tests, one per shape, in the other languages the detector reads.
 _OTHER_LANGUAGES = [
     "죄송하지만, 해당 요청은 도와드릴 수 없습니다. 다른 질문이 있으시면 언제든지 말씀해 주세요.",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .language import ENGLISH, KOREAN, READ
+from .language import ENGLISH, KOREAN, READ, UNSPACED, WIDTH
 from .prompt import READ_AFTER, relation_keys
 from .structure import CONTENT, FILLER, PIVOT_ALTERNATIVE, Structure, has_digit, parse
 
@@ -119,6 +119,8 @@ def _structure(st: Structure, size: int) -> tuple[tuple[str, ...], int]:
         before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
         shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers)
+    if st.language in WIDTH:
+        size = size * WIDTH[st.language]
     length = "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
     text = st.text
     shape += (_ASSENTS.match(text) is not None, _ANNOUNCES.match(text) is not None, length, st.code)
@@ -181,7 +183,9 @@ def read(response: str, prompt: str | None = None) -> Reading:
     keys, content = _structure(st, len(response))
     if language != ENGLISH and language in READ:
         keys = language_keys(language, keys)
-    if prompt and content and content <= READ_AFTER[st.decline_at >= 0]:  # (the test, inline: most replies fail it)
+    # (the test, inline: most replies fail it; the prompt's words cannot be found in a language
+    # written without spaces, `prompt`)
+    if prompt and content and content <= READ_AFTER[st.decline_at >= 0] and language not in UNSPACED:
         keys += relation_keys(st, prompt, content)
     return _new(Reading, (st, keys, tokens, bool(prompt), language not in READ))
 

@@ -27,6 +27,13 @@ from typing import Iterable
 
 ENGLISH, KOREAN, CHINESE, JAPANESE, OTHER = "en", "ko", "zh", "ja", "other"
 READ = frozenset({ENGLISH, KOREAN, CHINESE, JAPANESE})  # the languages the detector reads
+UNSPACED = frozenset({CHINESE, JAPANESE})  # written without spaces between words
+# How many characters of English one character of the language stands for: the length
+# features were learned on English (and Korean, which has its own copies of them). Chinese
+# and Japanese have no labelled replies to learn their own, so their length is counted in
+# English characters: about three per Chinese character and two per Japanese one (a
+# character is a syllable, often a word; kana make Japanese longer than Chinese).
+WIDTH = {CHINESE: 3.0, JAPANESE: 2.0}
 NAMES = {ENGLISH: "English", KOREAN: "Korean", CHINESE: "Chinese", JAPANESE: "Japanese", OTHER: "other languages"}
 
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_\u0000-\u036f\u1e00-\u1eff]")

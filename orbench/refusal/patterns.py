@@ -41,11 +41,36 @@ def _factored(branches: list[str]) -> str:
 
 
 
+def _alternatives(branch: str) -> list[str]:
+    """A branch split at its top-level "|" (outside groups and character classes): factoring
+    needs each alternative on its own, or "我是X|我没有Y" beside "我不是Z" would become
+    "我(?:是X|我没有Y|不是Z)"."""
+    out, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(branch):
+        c = branch[i]
+        if c == "\\":
+            i += 1
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(branch[start:i])
+            start = i + 1
+        i += 1
+    return out + [branch[start:]]
+
+
 def alternation(branches: list[tuple[str, str]], roles: tuple[str, ...] | None = None,
                 lead: str = " ") -> re.Pattern[str]:
     """One pattern over the branches (role, pattern) of the given roles (all by default),
     each starting with `lead` (a space for English: every word starts after one)."""
-    return re.compile(lead + _factored([branch for role, branch in branches if roles is None or role in roles]))
+    chosen = [alt for role, branch in branches if roles is None or role in roles for alt in _alternatives(branch)]
+    return re.compile(lead + _factored(chosen))
 
 
 def each(starts: str, tail: str) -> list[str]:

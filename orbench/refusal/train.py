@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -63,6 +63,7 @@ class TrainConfig:
     min_count: int = 3  # a word feature must occur in this many training responses ...
     min_sources: int = 2  # ... from this many sources
     max_iter: int = 2000
+    words: bool = True  # False: the structural features alone (the model for Chinese and Japanese)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class Dataset:
             for part in np.unique(self.parts[rows]):
                 parts += np.asarray(present[self.parts[rows] == part].sum(axis=0)).ravel() > 0
         spread = np.where(self.endings, parts, sources)
-        word_ok = (count >= config.min_count) & (spread >= config.min_sources)
+        word_ok = (count >= config.min_count) & (spread >= config.min_sources) & config.words
         return np.flatnonzero((self.structural & (count > 0)) | word_ok)
 
 
@@ -287,9 +288,14 @@ def row_log_loss(scores: np.ndarray, refusal: np.ndarray) -> np.ndarray:
 
 
 def train(exs: Sequence[Example], config: TrainConfig = TrainConfig()) -> Model:
-    """The detector trained on all of `exs` (see `train_rows`)."""
+    """The detector trained on all of `exs` (see `train_rows`), with its structure-only model
+    for the languages read without their words (`Model.log_odds`): the same rows, the same
+    fitting and calibration, no word features (so no choice of their regularisation)."""
     data = Dataset(exs)
-    return train_rows(data, np.arange(len(exs)), config)[0]
+    rows = np.arange(len(exs))
+    model = train_rows(data, rows, config)[0]
+    model.plain = train_rows(data, rows, replace(config, words=False, l2_words=config.l2_words[:1]))[0]
+    return model
 
 
 @one_blas_thread()

@@ -81,7 +81,7 @@ def detect(response: str | None, finish_reason: str | None = None, model: Model 
     reading = read(response, prompt)  # type: ignore[arg-type]
     if reading.foreign:
         return _UNREAD
-    score = model.calibrate(model.logit(reading), reading.prompted)
+    score = model.score_reading(reading)
     return Verdict(_REFUSED if score >= model.threshold else _ANSWERED, score)
 
 
@@ -97,7 +97,7 @@ def detect_batch(
     asked = prompts if prompts is not None else [None] * len(responses)
     if len(reasons) != len(responses) or len(asked) != len(responses):
         raise ValueError("detect_batch: one finish_reason and one prompt per response, or none")
-    logit, calibrate, threshold = model.logit, model.calibrate, model.threshold
+    score_reading, threshold = model.score_reading, model.threshold
     out: list[Verdict] = []
     for response, reason, prompt in zip(responses, reasons, asked):
         if reason and is_filtered(reason):
@@ -109,7 +109,7 @@ def detect_batch(
             if reading.foreign:
                 out.append(_UNREAD)
             else:
-                score = calibrate(logit(reading), reading.prompted)
+                score = score_reading(reading)
                 out.append(Verdict(_REFUSED if score >= threshold else _ANSWERED, score))
     return out
 
