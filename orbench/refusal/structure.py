@@ -265,10 +265,13 @@ def _disclaims(text: str, m: re.Match[str], g: Grammar) -> bool:
         last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
         return g.disclaimer_object.search(text, last_word, m.end() + 50) is not None
     before, after = _OBJECT_WINDOW.get(g.language, (0, 30))
-    return g.disclaimer_object.search(text, max(0, m.start() - before), m.end() + after) is not None
+    end = m.end() + after
+    stop = _CLAUSE_STOP.search(text, m.end(), end)  # not past the sentence ("我不能提供破解方法。如果您需要上网")
+    return g.disclaimer_object.search(text, max(0, m.start() - before), stop.start() if stop else end) is not None
 
 
 _OBJECT_WINDOW = {"ko": (40, 10), "ja": (40, 10), "zh": (0, 30)}  # characters before and after the clause
+_CLAUSE_STOP = re.compile(r"[。！？!?\n]")
 _PREAMBLES = frozenset({AI, SYMPATHY})  # a sentence of these may go on to answer: "As an AI ..., but ..."
 _GOES_ON_WORDS = 6  # words after ", but" that make a sentence of their own
 _GOES_ON_CHARS = 12  # (characters, where words are not spaced)
