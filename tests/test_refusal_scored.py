@@ -313,6 +313,10 @@ def test_the_shipped_weights_are_what_the_training_script_writes(tmp_path):
     gaps = [abs(fresh["weights"][k] - shipped["weights"][k]) for k in fresh["weights"]]
     gaps += [abs(fresh["bias"] - shipped["bias"])]
     gaps += [abs(fresh["calibration"][k] - shipped["calibration"][k]) for k in fresh["calibration"]]
+    plain, shipped_plain = fresh["structure_only"], shipped["structure_only"]
+    assert set(plain["weights"]) == set(shipped_plain["weights"]), "retrain: python -m orbench.refusal.train"
+    gaps += [abs(plain["weights"][k] - shipped_plain["weights"][k]) for k in plain["weights"]]
+    gaps += [abs(plain["bias"] - shipped_plain["bias"])]
     assert max(gaps) < 2e-3, "retrain: python -m orbench.refusal.train"
 
 
