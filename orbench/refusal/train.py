@@ -25,11 +25,10 @@ What is fitted, nothing of it random:
    second calibration, fitted on the same logits without the prompt-related
    terms (`prompt`), serves a response scored without its prompt.
 
-The threshold (0.5 on the calibrated score) is fixed, not fitted. Every fit on
-all the rows starts from zero, and each fit without a part starts from it, in a
-fixed order, so two runs on the same pool write the same bytes (a test checks
-this). Rows labelled `ambiguous`, blank responses and responses mostly in
-another language (which the detector leaves unscored) are never trained on.
+The threshold (0.5 on the calibrated score) is fixed, not fitted. Every fit on all the rows
+starts from zero, and each fit without a part starts from it, in a fixed order, so two runs on
+the same pool write the same bytes (a test checks this). Rows labelled `ambiguous`, blank
+responses and those mostly in another language (left unscored) are never trained on.
 """
 
 from __future__ import annotations
@@ -288,11 +287,9 @@ def row_log_loss(scores: np.ndarray, refusal: np.ndarray) -> np.ndarray:
 
 
 def train(exs: Sequence[Example], config: TrainConfig = TrainConfig()) -> Model:
-    """The detector trained on all of `exs` (see `train_rows`), with its structure-only model
-    for the languages read without their words (`Model.log_odds`): the same rows, the same
-    fitting and calibration, no word features (so no choice of their regularisation)."""
-    data = Dataset(exs)
-    rows = np.arange(len(exs))
+    """The detector trained on all of `exs` (see `train_rows`), with its structure-only model: the
+    same rows, fitting and calibration, no word features (for Chinese and Japanese, `Model.log_odds`)."""
+    data, rows = Dataset(exs), np.arange(len(exs))
     model = train_rows(data, rows, config)[0]
     model.plain = train_rows(data, rows, replace(config, words=False, l2_words=config.l2_words[:1]))[0]
     return model
