@@ -39,8 +39,9 @@ import re
 from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
+from .cues_zh import TO_SIMPLIFIED
 from .grammar import Grammar, grammar
-from .language import READ, language_of
+from .language import CHINESE, READ, language_of
 from .roles import (AI, CONTENT, DECLINE, DISCLAIMS, FILLER, JUDGES, PIVOT_ALTERNATIVE, PIVOT_CONTENT, PIVOT_NONE,
                     QUESTION, ROLES, SYMPATHY)
 from .roles import NON_ANSWER_ROLES, OFFERS, REFERS, REGRETS, CAUTIONS  # noqa: F401  (the roles, from here as before)
@@ -124,14 +125,19 @@ def parse(response: str, language: str | None = None) -> Structure:
         language = language_of(text)
     g = grammar(language if language in READ else "en")
     titled = _TITLED.match(response) is not None  # (markup is gone from the text as read)
-    st = parse_text(text, g, language, disclaimer=head, titled=titled)
+    st = parse_text(_folded(text, language), g, language, disclaimer=head, titled=titled)
     if len(response) > block + MAX_CHARS and READ_FURTHER and _open(st):
         text, head = _normalised(response, block, FURTHER_CHARS)
-        st = parse_text(text, g, language, len(response), head, titled)
+        st = parse_text(_folded(text, language), g, language, len(response), head, titled)
     return st
 
 
 _TITLED = re.compile(r"\s*#")  # the reply opens with a markdown heading
+
+
+def _folded(text: str, language: str) -> str:
+    """Chinese written in Traditional characters, read as Simplified (`cues_zh.TO_SIMPLIFIED`)."""
+    return text.translate(TO_SIMPLIFIED) if language == CHINESE else text
 
 
 _LABEL_CHARS = 60  # how far in a disclaimer's label is looked for
