@@ -304,14 +304,11 @@ def test_the_shipped_weights_are_what_the_training_script_writes(tmp_path):
     first = tmp_path / "a.json"
     write_model(train(ex, TrainConfig()), first)
     fresh = json.loads(first.read_text(encoding="utf-8"))
-    assert set(fresh["weights"]) == set(shipped["weights"]), "retrain: python -m orbench.refusal.train"
     assert fresh["threshold"] == shipped["threshold"] and fresh["format"] == shipped["format"]
-    gaps = [abs(fresh["weights"][k] - shipped["weights"][k]) for k in fresh["weights"]]
-    gaps += [abs(fresh["bias"] - shipped["bias"])]
-    gaps += [abs(fresh["calibration"][k] - shipped["calibration"][k]) for k in fresh["calibration"]]
-    plain, old = fresh["structure_only"], shipped["structure_only"]  # the model for Chinese and Japanese
-    assert set(plain["weights"]) == set(old["weights"]), "retrain: python -m orbench.refusal.train"
-    gaps += [abs(plain["weights"][k] - old["weights"][k]) for k in plain["weights"]] + [abs(plain["bias"] - old["bias"])]
+    gaps = [abs(fresh["calibration"][k] - shipped["calibration"][k]) for k in fresh["calibration"]]
+    for new, old in ((fresh, shipped), (fresh["structure_only"], shipped["structure_only"])):  # (Chinese, Japanese)
+        assert set(new["weights"]) == set(old["weights"]), "retrain: python -m orbench.refusal.train"
+        gaps += [abs(new["weights"][k] - old["weights"][k]) for k in new["weights"]] + [abs(new["bias"] - old["bias"])]
     assert max(gaps) < 2e-3, "retrain: python -m orbench.refusal.train"
 
 
@@ -399,4 +396,3 @@ def test_explain_with_input_files_is_one_clear_error(tmp_path):
     (tmp_path / "a.csv").write_text("response,final_label\nhi,1_full_compliance\n", encoding="utf-8")
     proc = explain_output(["text", str(tmp_path / "a.csv")])
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--explain" in proc.stderr
-
