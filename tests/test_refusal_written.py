@@ -16,7 +16,8 @@ from orbench.refusal.features import read
 WRITTEN = Path(__file__).with_name("written")
 
 # file: (language, measured accuracy, floor)
-FLOORS = {"zh_a.csv": ("zh", 0.883, 0.86), "zh_b.csv": ("zh", 0.912, 0.89), "ja_b.csv": ("ja", 0.900, 0.875)}
+FLOORS = {"zh_a.csv": ("zh", 0.883, 0.86), "zh_b.csv": ("zh", 0.925, 0.90), "zh_c.csv": ("zh", 0.970, 0.94),
+          "ja_b.csv": ("ja", 0.900, 0.875)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
