@@ -261,3 +261,4 @@ def test_traditional_chinese_is_read_as_simplified(traditional, simplified):
     trad, simp = parse(traditional), parse(simplified)
     assert trad.language == simp.language == "zh" and trad.roles == simp.roles
     assert detect(traditional).score == pytest.approx(detect(simplified).score, abs=0.02)
+    assert "Traditional characters read" in explain(traditional) and "Traditional" not in explain(simplified)
