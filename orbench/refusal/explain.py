@@ -65,11 +65,10 @@ def explain(response: str, model: Model | None = None, prompt: str | None = None
     lines += [f"score {score:.3f}: {verdict} (threshold {model.threshold:.2f}; log-odds {logit:+.2f}, "
               f"calibrated {'with' if reading.prompted else 'without'} the prompt as {scale:.3f} x log-odds "
               f"{shift:+.3f})"]
-    plain = model.plain
-    if plain is not None and st.language in UNSPACED:
-        both = model.calibrated(logit, reading.prompted), plain.calibrated(plain.logit(reading), reading.prompted)
+    main, structure_only = model.log_odds_parts(reading)
+    if structure_only is not None:
         lines.append(f"  {NAMES[st.language]} is read without its words: the score is the mean of two calibrated "
-                     f"log-odds, this model's {both[0]:+.2f} and the structure-only model's {both[1]:+.2f}")
+                     f"log-odds, this model's {main:+.2f} and the structure-only model's {structure_only:+.2f}")
     lines += ["", "sentences (as read, with their roles):"]
     for i, role in enumerate(st.roles[:_SENTENCES]):
         mark = "*" if i == st.decline_at else " "

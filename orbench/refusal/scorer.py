@@ -116,11 +116,17 @@ class Model:
         reply lacks (alone they leave its deflections as answers), while the structure-only
         weights read every disclaimer of the model's nature as halfway to a refusal (the pool's
         labels split on them, and words tell them apart). docs/refusal/languages.md has both."""
+        x, structure_only = self.log_odds_parts(reading)
+        return x if structure_only is None else 0.5 * (x + structure_only)
+
+    def log_odds_parts(self, reading: Reading) -> tuple[float, float | None]:
+        """This model's calibrated log-odds of a reading, and the structure-only model's where a
+        reply's language is read without its words (None elsewhere)."""
         x = self.calibrated(self.logit(reading), reading.prompted)
         plain = self.plain
-        if plain is not None and reading[0].language in UNSPACED:
-            x = 0.5 * (x + plain.calibrated(plain.logit(reading), reading.prompted))
-        return x
+        if plain is None or reading[0].language not in UNSPACED:
+            return x, None
+        return x, plain.calibrated(plain.logit(reading), reading.prompted)
 
     def score(self, response: str, prompt: str | None = None) -> float:
         """The score of a non-blank response (whatever its language: `detect` decides whether to score it)."""
@@ -136,22 +142,22 @@ class Model:
         same pool give the same bytes."""
         payload = {
             "format": FORMAT,
+            "threshold": self.threshold,
+            "training": self.training,
+            **self._fitted(),
+        }
+        if self.plain is not None:
+            payload["structure_only"] = self.plain._fitted()
+        return json.dumps(payload, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def _fitted(self) -> dict[str, Any]:
+        """What a fit gives, rounded for the file: bias, the two calibrations, the weights."""
+        return {
             "bias": round(self.bias, 6),
             "calibration": {"scale": round(self.scale, 6), "shift": round(self.shift, 6)},
             "calibration_without_prompt": {"scale": round(self.alone[0], 6), "shift": round(self.alone[1], 6)},
-            "threshold": self.threshold,
-            "training": self.training,
             "weights": {k: round(w, 5) for k, w in sorted(self.weights.items())},
         }
-        if self.plain is not None:
-            plain = self.plain
-            payload["structure_only"] = {
-                "bias": round(plain.bias, 6),
-                "calibration": {"scale": round(plain.scale, 6), "shift": round(plain.shift, 6)},
-                "calibration_without_prompt": {"scale": round(plain.alone[0], 6), "shift": round(plain.alone[1], 6)},
-                "weights": {k: round(w, 5) for k, w in sorted(plain.weights.items())},
-            }
-        return json.dumps(payload, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_dict(cls, payload: Mapping[str, Any], source: str = "weights") -> Model:

@@ -195,7 +195,7 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
     if m is not None:
         decline_at, clause = bisect_right(starts, m.start() + 1) - 1, m.span()
         found = JUDGES if dg.judging.match(text, m.start()) else DECLINE
-        if found == DECLINE and _disclaims(text, m, dg):
+        if found == DECLINE and _disclaims(text, m, dg, ends[decline_at]):
             found = DISCLAIMS
         _split_goes_on(text, starts, ends, roles, decline_at, m.end(), dg)
         roles[decline_at] = found
@@ -264,20 +264,19 @@ def _declining(text: str, g: Grammar, end: int) -> tuple[Grammar, re.Match[str] 
     return g, m
 
 
-def _disclaims(text: str, m: re.Match[str], g: Grammar) -> bool:
+def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence_end: int) -> bool:
     """Whether a declining clause declines only opinions, advice or an ability (its object
-    follows the verb in English and Chinese, and comes before it in Korean and Japanese)."""
+    follows the verb in English and Chinese, and comes before it in Korean and Japanese; in
+    those three, looked for only up to the end of the clause's sentence, `sentence_end`:
+    "我不能提供破解方法。如果您需要上网" declines the method, not going online)."""
     if g.language == "en":
         last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
         return g.disclaimer_object.search(text, last_word, m.end() + 50) is not None
     before, after = _OBJECT_WINDOW.get(g.language, (0, 30))
-    end = m.end() + after
-    stop = _CLAUSE_STOP.search(text, m.end(), end)  # not past the sentence ("我不能提供破解方法。如果您需要上网")
-    return g.disclaimer_object.search(text, max(0, m.start() - before), stop.start() if stop else end) is not None
+    return g.disclaimer_object.search(text, max(0, m.start() - before), min(m.end() + after, sentence_end)) is not None
 
 
 _OBJECT_WINDOW = {"ko": (40, 10), "ja": (40, 10), "zh": (0, 30)}  # characters before and after the clause
-_CLAUSE_STOP = re.compile(r"[。！？!?\n]")
 _PREAMBLES = frozenset({AI, SYMPATHY})  # a sentence of these may go on to answer: "As an AI ..., but ..."
 _GOES_ON_WORDS = 6  # words after ", but" that make a sentence of their own
 _GOES_ON_CHARS = 12  # (characters, where words are not spaced)
