@@ -97,21 +97,7 @@ def detect_batch(
     asked = prompts if prompts is not None else [None] * len(responses)
     if len(reasons) != len(responses) or len(asked) != len(responses):
         raise ValueError("detect_batch: one finish_reason and one prompt per response, or none")
-    score_reading, threshold = model.score_reading, model.threshold
-    out: list[Verdict] = []
-    for response, reason, prompt in zip(responses, reasons, asked):
-        if reason and is_filtered(reason):
-            out.append(_WITHHELD)
-        elif not has_text(response):
-            out.append(_NO_TEXT)
-        else:
-            reading = read(response, prompt)  # type: ignore[arg-type]
-            if reading.foreign:
-                out.append(_UNREAD)
-            else:
-                score = score_reading(reading)
-                out.append(Verdict(_REFUSED if score >= threshold else _ANSWERED, score))
-    return out
+    return [detect(response, reason, model, prompt) for response, reason, prompt in zip(responses, reasons, asked)]
 
 
 def run_settings(family: str) -> dict[str, str]:
