@@ -17,7 +17,9 @@ WRITTEN = Path(__file__).with_name("written")
 
 # file: (language, measured accuracy, floor)
 FLOORS = {"zh_a.csv": ("zh", 0.883, 0.86), "zh_b.csv": ("zh", 0.925, 0.90), "zh_c.csv": ("zh", 0.970, 0.94),
-          "ja_b.csv": ("ja", 0.925, 0.90), "ja_c.csv": ("ja", 0.912, 0.89)}
+          "ja_b.csv": ("ja", 0.925, 0.90), "ja_c.csv": ("ja", 0.912, 0.89),
+          # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
+          "zh_d.csv": ("zh", 0.800, 0.78), "ja_d.csv": ("ja", 0.712, 0.69)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -32,8 +34,22 @@ def test_written_replies_are_read_in_their_language_and_scored_above_the_floor(n
     assert {r["label"] for r in rows} == {"refusal", "answer"}
     right = 0
     for row in rows:
-        assert read(row["response"]).structure.language == language, row["response"][:40]
+        # (a reply that is mostly a code block is read as English, and scored as any)
+        assert read(row["response"]).structure.language in (language, "en" if "```" in row["response"] else language)
         found = detect(row["response"], prompt=row["prompt"])
         assert found.score is not None
         right += (found.kind.value == "refused") == (row["label"] == "refusal")
     assert right / len(rows) >= floor, f"{name}: accuracy {right / len(rows):.3f} below {floor}"
+
+
+def test_the_second_readers_labels_are_the_files_labels():
+    """Every row a second reader labelled (second_reader.csv, ids `zh1:N` ... `ja4:N`) has the
+    writer's label in its file: the agreement the README reports."""
+    files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
+             "zh4": "zh_d.csv", "ja4": "ja_d.csv"}
+    second = _rows("second_reader.csv")
+    assert {row["id"].split(":")[0] for row in second} == set(files)
+    for row in second:
+        prefix, n = row["id"].split(":")
+        assert _rows(files[prefix])[int(n)]["label"] == row["label"], row
+    assert len(second) == 116
