@@ -131,6 +131,7 @@ def _structure(st: Structure, size: int) -> tuple[tuple[str, ...], int]:
 
 
 _KEYS: dict[tuple, tuple[str, ...]] = {}
+_DEFLECTS = frozenset({"cautions", "refers", "offers"})  # a lecture, a referral, an offer of something else
 
 
 def _shape_keys(shape: tuple) -> tuple[str, ...]:
@@ -141,7 +142,7 @@ def _shape_keys(shape: tuple) -> tuple[str, ...]:
         keys = ["s:none", "s:none:content" + c, "s:none:items" + n_items, "s:none:first:" + first]
         keys += ["s:none:has:" + r for r in others]
         keys.append("s:none:quiet" + _CONTENT_BANDS[quiet])
-        if c == "0" and others:  # only a lecture, a referral or an offer: OR-Bench's indirect refusal
+        if c == "0" and not _DEFLECTS.isdisjoint(others):  # only a lecture, a referral or an offer: OR-Bench's indirect refusal
             keys.append("s:none:only_others")
         if instead:  # "Instead, here is how to ..." with nothing declined: an alternative in place of the request
             keys += ["s:none:instead", "s:none:instead:content" + c]
