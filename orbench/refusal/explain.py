@@ -19,12 +19,11 @@ from collections import Counter
 from orbench.protocol.verdict import VerdictKind
 
 from .features import Reading, feature_keys, has_text, read
-from .cues_zh import TO_SIMPLIFIED
-from .language import CHINESE, ENGLISH, NAMES, READ, UNSPACED
+from .language import ENGLISH, NAMES, READ, UNSPACED
 from .prompt import PREFIX as PROMPT_PREFIX
 from .prompt import prompt_words, shared_words
 from .scorer import Model, default_model
-from .structure import CONTENT, FILLER
+from .structure import CONTENT, FILLER, folded
 
 TERMS = 12  # how many terms of the score to show
 _SENTENCES = 12  # how many sentences to show
@@ -56,9 +55,9 @@ def explain(response: str, model: Model | None = None, prompt: str | None = None
     scale, shift = (model.scale, model.shift) if reading.prompted else model.alone
     lines = []
     if st.language in READ and st.language != ENGLISH:
-        folded = st.language == CHINESE and response != response.translate(TO_SIMPLIFIED)
+        traditional = folded(response, st.language) != response
         lines += [f"read as {NAMES[st.language]} (its own grammar of refusal, the same roles as English"
-                  + ("; Traditional characters read, and shown, as Simplified)" if folded else ")"), ""]
+                  + ("; Traditional characters read, and shown, as Simplified)" if traditional else ")"), ""]
     if reading.foreign:
         lines += ["mostly in a language the detector cannot read: stage 4 leaves it unscored (other_language), "
                   "for a judge to read; the score below is what its English reading would give", ""]

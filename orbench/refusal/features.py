@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from .language import ENGLISH, KOREAN, READ, UNSPACED, WIDTH
 from .prompt import READ_AFTER, relation_keys
-from .structure import CONTENT, FILLER, PIVOT_ALTERNATIVE, Structure, has_digit, parse
+from .structure import CAUTIONS, CONTENT, FILLER, OFFERS, PIVOT_ALTERNATIVE, REFERS, Structure, has_digit, parse
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -131,7 +131,7 @@ def _structure(st: Structure, size: int) -> tuple[tuple[str, ...], int]:
 
 
 _KEYS: dict[tuple, tuple[str, ...]] = {}
-_DEFLECTS = frozenset({"cautions", "refers", "offers"})  # a lecture, a referral, an offer of something else
+_DEFLECTS = frozenset({CAUTIONS, REFERS, OFFERS})  # a lecture, a referral, an offer of something else
 
 
 def _shape_keys(shape: tuple) -> tuple[str, ...]:

@@ -125,17 +125,17 @@ def parse(response: str, language: str | None = None) -> Structure:
         language = language_of(text)
     g = grammar(language if language in READ else "en")
     titled = _TITLED.match(response) is not None  # (markup is gone from the text as read)
-    st = parse_text(_folded(text, language), g, language, disclaimer=head, titled=titled)
+    st = parse_text(folded(text, language), g, language, disclaimer=head, titled=titled)
     if len(response) > block + MAX_CHARS and READ_FURTHER and _open(st):
         text, head = _normalised(response, block, FURTHER_CHARS)
-        st = parse_text(_folded(text, language), g, language, len(response), head, titled)
+        st = parse_text(folded(text, language), g, language, len(response), head, titled)
     return st
 
 
 _TITLED = re.compile(r"\s*#")  # the reply opens with a markdown heading
 
 
-def _folded(text: str, language: str) -> str:
+def folded(text: str, language: str) -> str:
     """Chinese written in Traditional characters, read as Simplified (`cues_zh.TO_SIMPLIFIED`)."""
     return text.translate(TO_SIMPLIFIED) if language == CHINESE else text
 
