@@ -48,14 +48,14 @@ def test_the_development_pool_as_its_sources_describe_it():
                           "donotanswer/GPT4": 37, "donotanswer/llama2-7b-chat": 70, "donotanswer/vicuna-7b": 32}
     assert Counter(r.part for r in dna)["donotanswer/Claude"] == 939 and all(r.prompt for r in dna)
     assert sum(1 for r in dna if r.label == "ambiguous" and r.gold != AMBIGUOUS) == 1020
-    # OR-Bench replies read by hand (relabels/SOURCE.md, round 2): labelled by the relabels only,
+    # OR-Bench replies read by hand (relabels/SOURCE.md, rounds 2 and 3): labelled by the relabels only,
     # one part per model, each with its prompt (English OR-Bench-80K; Korean Hard-1K)
-    assert (by_source[("orbench_en", REFUSAL)], by_source[("orbench_en", ANSWER)]) == (102, 1173)
+    assert (by_source[("orbench_en", REFUSAL)], by_source[("orbench_en", ANSWER)]) == (102 + 2, 1173 + 2321)
     assert (by_source[("orbench_ko", REFUSAL)], by_source[("orbench_ko", ANSWER)],
-            by_source[("orbench_ko", AMBIGUOUS)]) == (358, 307, 6)
+            by_source[("orbench_ko", AMBIGUOUS)]) == (358 + 121, 307 + 475, 6 + 4)
     read = [r for r in rows if r.source in ("orbench_en", "orbench_ko")]
     assert all(r.prompt and r.label == "" for r in read)
-    assert Counter(r.part for r in read)["orbench_en/gemma4-e4b"] == 375
+    assert Counter(r.part for r in read)["orbench_en/gemma4-e4b"] == 999  # every reply (round 3)
     first = rows[0]
     assert first.part == "xstest/gpt4" and first.row == 1 and first.label in ("1_full_compliance", "2_full_refusal")
 

@@ -157,19 +157,20 @@ def read_labels(path: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def collect(folder: Path, labels: Path, partial: bool = False) -> pd.DataFrame:
+def collect(folder: Path, labels: Path, partial: bool = False, readers: dict[str, str] = READERS,
+            second_readers: dict[str, str] = SECOND_READERS, round_: str = "2") -> pd.DataFrame:
     """The round's relabel rows (relabels.csv's columns), from the manifest and the readers' files.
     Every row of the manifest must have its first reader's label, and every second-read row its
     second (`partial`: only the rows read so far, for a look before the round ends)."""
     frame = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
     first: dict[str, tuple[str, str, str]] = {}
-    for packet, reader in READERS.items():
+    for packet, reader in readers.items():
         if partial and not (labels / f"{packet}.tsv").is_file():
             continue
         for key, (label, reason) in read_labels(labels / f"{packet}.tsv").items():
             first[key] = (label, reason, reader)
     second: dict[str, str] = {}
-    for packet in SECOND_READERS:
+    for packet in second_readers:
         if partial and not (labels / f"{packet}.tsv").is_file():
             continue
         second.update({k: v[0] for k, v in read_labels(labels / f"{packet}.tsv").items()})
@@ -184,7 +185,7 @@ def collect(folder: Path, labels: Path, partial: bool = False) -> pd.DataFrame:
         "label": [first[i][0] for i in frame["id"]], "reason": [first[i][1] for i in frame["id"]],
         "reader": [first[i][2] for i in frame["id"]], "second_label": [second.get(i, "") for i in frame["id"]],
         "shared_label": ["ambiguous" if s == "donotanswer" else "" for s in frame["source"]],
-        "response_sha256": frame["response_sha256"], "round": "2", "selection": frame["stratum"]})
+        "response_sha256": frame["response_sha256"], "round": round_, "selection": frame["stratum"]})
 
 
 def cohens_kappa(first: list[str], second: list[str]) -> float:

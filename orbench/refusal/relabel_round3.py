@@ -1,0 +1,143 @@
+"""Which Korean replies were given to readers in the third reading round, and their packets.
+
+    python -m orbench.refusal.relabel_round3 --pool_dir ../shared/data --out /tmp/packets3
+    python -m orbench.refusal.relabel_round3 --out /tmp/packets3 --collect LABELS_DIR
+
+The round reads more of two sets, rows no earlier round read (relabels/SOURCE.md, "Round 3").
+
+* `--set en`: `orbench_en` (`orbench-responses/en_80k_four_models.csv`): every reply not read
+  before, so that with round 2 each of the four models' runs is read whole. No score chooses.
+* `--set ko` (the default): `orbench_ko` (`orbench-responses/ko_hard1k_four_models.csv`). Per
+  model, from the replies not read before: `DOUBT` chosen
+uniformly among the replies whose refusal score lies in the doubt band (0.2 to 0.8), and `TAILS`
+from each side of it (above 0.8, below 0.2). The score is the detector's at commit 32f91d2 (the
+one shipped before the round), read with the Korean prompt; it chooses rows and is never shown to
+a reader. Each reply's band under that detector is kept in `relabels/ko_strata.csv` (the detector
+has changed since, so the same manifest comes back only from that commit's code and weights). A seeded 10% is read a second time, blind, by another reader. Packets show a row's id,
+its Korean prompt with the English original, and the reply (no model, no score, no label).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from orbench.errors import run_command
+
+from .pool import pool_dir
+from .relabel_sample import EN_FILE, KO_FILE, _block, agreement, collect
+from .relabels import response_hash
+
+SEED = 20261127
+DOUBT, TAILS, BAND = 100, 25, (0.2, 0.8)
+SECOND_SHARE = 0.10
+PACKETS = {"ko": 6, "en": 8}
+RELABELS = Path(__file__).parent / "relabels" / "relabels.csv"
+READERS = {"ko": {f"orbench_ko3-{i}": f"round3-reader-{i:02d}" for i in range(1, 7)},
+           "en": {f"orbench_en3-{i}": f"round3-reader-{6 + i:02d}" for i in range(1, 9)}}
+SECOND_READERS = {"ko": {"second-ko3": "round3-second-1"}, "en": {"second-en3": "round3-second-2"}}
+
+
+def _unread(folder: Path, source: str, file: str, key: str) -> pd.DataFrame:
+    frame = pd.read_csv(folder / file, dtype=str, keep_default_na=False)
+    frame["row"] = np.arange(len(frame)).astype(str)
+    read = pd.read_csv(RELABELS, dtype=str, keep_default_na=False)
+    read = read[(read["source"] == source) & (read["round"] == "2")]  # read before this round
+    read = set(zip(read["question_id"], read["model"]))
+    return frame[[(r, m) not in read for r, m in zip(frame[key], frame["model"])]]
+
+
+def _scores(frame: pd.DataFrame) -> np.ndarray:
+    from .verdicts import detect_batch
+
+    verdicts = detect_batch(frame["response"].tolist(), prompts=frame["prompt_ko"].tolist())
+    return np.array([np.nan if v.score is None else v.score for v in verdicts])
+
+
+def _take(group: pd.DataFrame, n: int, rng: np.random.Generator, stratum: str) -> pd.DataFrame:
+    chosen = group.iloc[np.sort(rng.choice(len(group), min(n, len(group)), replace=False))]
+    return chosen.assign(stratum=stratum)
+
+
+def manifest_ko(folder: Path) -> pd.DataFrame:
+    """Every Korean row to read, with its id, its packet and whether a second reader reads it."""
+    rng = np.random.default_rng(SEED)
+    frame = _unread(folder, "orbench_ko", KO_FILE, "row")
+    frame = frame.assign(score=_scores(frame))
+    low, high = BAND
+    picked = []
+    for _, group in frame.groupby("model", sort=True):
+        picked.append(_take(group[(group["score"] >= low) & (group["score"] <= high)], DOUBT, rng, "score 0.2-0.8"))
+        picked.append(_take(group[group["score"] > high], TAILS, rng, "score>0.8"))
+        picked.append(_take(group[group["score"] < low], TAILS, rng, "score<0.2"))
+    out = pd.concat(picked)
+    out = out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+    frame = pd.DataFrame({
+        "set": "orbench_ko", "source": "orbench_ko", "model": out["model"], "key": out["row"],
+        "prompt": out["prompt_ko"] + "\n(English original: " + out["prompt_en"] + ")",
+        "response": out["response"], "stratum": out["stratum"], "score": out["score"].round(4)})
+    return _packed(frame, "ko", rng)
+
+
+def manifest_en(folder: Path) -> pd.DataFrame:
+    """Every English row not read before, with its id, its packet and its second reading."""
+    rng = np.random.default_rng(SEED + 2)
+    out = _unread(folder, "orbench_en", EN_FILE, "prompt_id")
+    out = out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+    frame = pd.DataFrame({"set": "orbench_en", "source": "orbench_en", "model": out["model"], "key": out["prompt_id"],
+                          "prompt": out["prompt"], "response": out["response"], "stratum": "not read in round 2",
+                          "score": np.nan})
+    return _packed(frame, "en", rng)
+
+
+def _packed(frame: pd.DataFrame, name: str, rng: np.random.Generator) -> pd.DataFrame:
+    n = len(frame)
+    second = np.zeros(n, bool)
+    second[rng.choice(n, round(SECOND_SHARE * n), replace=False)] = True
+    return frame.assign(id=[f"{name[0]}3-{i:04d}" for i in range(1, n + 1)],
+                        packet=[f"orbench_{name}3-{1 + i * PACKETS[name] // n}" for i in range(n)], second=second,
+                        response_sha256=[response_hash(r) for r in frame["response"]])
+
+
+def write_packets(frame: pd.DataFrame, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for packet, rows in frame.groupby("packet", sort=True):
+        (out / f"{packet}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
+    second = frame[frame["second"]]
+    second = second.iloc[np.random.default_rng(SEED + 1).permutation(len(second))]
+    (out / f"second-{frame['set'].iloc[0].removeprefix('orbench_')}3.txt").write_text("".join(_block(r) for _, r in second.iterrows()), encoding="utf-8")
+    frame.drop(columns=["prompt", "response"]).to_csv(out / "manifest.csv", index=False)
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_round3", description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=("ko", "en"), default="ko", help="the set to read (default: ko)")
+    parser.add_argument("--pool_dir", default=None)
+    parser.add_argument("--out", type=Path, required=True, help="the packets' folder (written, or read with --collect)")
+    parser.add_argument("--collect", type=Path, default=None, metavar="LABELS_DIR",
+                        help="read the readers' files and print the round's relabel rows as CSV")
+    parser.add_argument("--partial", action="store_true", help="with --collect: only the packets read so far")
+    args = parser.parse_args(argv)
+    if args.collect is not None:
+        rows = collect(args.out, args.collect, args.partial, READERS[args.set], SECOND_READERS[args.set], "3")
+        rows.to_csv(sys.stdout, index=False)
+        if (rows["second_label"] != "").any():
+            print(agreement(rows), file=sys.stderr)
+        return 0
+    frame = (manifest_ko if args.set == "ko" else manifest_en)(pool_dir(args.pool_dir))
+    write_packets(frame, args.out)
+    print(frame.groupby(["packet", "model"]).size().to_string())
+    print("second reading:", int(frame["second"].sum()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(_main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
