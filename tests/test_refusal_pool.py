@@ -48,11 +48,11 @@ def test_the_development_pool_as_its_sources_describe_it():
                           "donotanswer/GPT4": 37, "donotanswer/llama2-7b-chat": 70, "donotanswer/vicuna-7b": 32}
     assert Counter(r.part for r in dna)["donotanswer/Claude"] == 939 and all(r.prompt for r in dna)
     assert sum(1 for r in dna if r.label == "ambiguous" and r.gold != AMBIGUOUS) == 1020
-    # OR-Bench replies read by hand (relabels/SOURCE.md, rounds 2 and 3): labelled by the relabels only,
+    # OR-Bench replies read by hand (relabels/SOURCE.md, rounds 2 to 4): labelled by the relabels only,
     # one part per model, each with its prompt (English OR-Bench-80K; Korean Hard-1K)
     assert (by_source[("orbench_en", REFUSAL)], by_source[("orbench_en", ANSWER)]) == (102 + 2, 1173 + 2321)
     assert (by_source[("orbench_ko", REFUSAL)], by_source[("orbench_ko", ANSWER)],
-            by_source[("orbench_ko", AMBIGUOUS)]) == (358 + 121, 307 + 475, 6 + 4)
+            by_source[("orbench_ko", AMBIGUOUS)]) == (358 + 121 + 410, 307 + 475 + 1096, 6 + 4 + 10)
     read = [r for r in rows if r.source in ("orbench_en", "orbench_ko")]
     assert all(r.prompt and r.label == "" for r in read)
     assert Counter(r.part for r in read)["orbench_en/gemma4-e4b"] == 999  # every reply (round 3)

@@ -62,3 +62,17 @@ def test_the_strata_cover_the_source_and_keep_its_judge():
     assert strata["model"].tolist() == source["model"].tolist()
     assert strata["judge"].tolist() == source["llm_judge_label"].tolist()
     assert set(strata["band"]) == {"below 0.2", "0.2-0.8", "above 0.8"}
+
+
+@pytest.mark.skipif(not POOL.is_dir(), reason="the development pool (../shared/data) is absent")
+@pytest.mark.parametrize("name, source, round_", [("en3", "orbench_en", "3"), ("ko4", "orbench_ko", "4")])
+def test_a_round_chosen_without_a_score_comes_back_from_its_rule(name, source, round_):
+    """The English round 3 and the Korean round 4 were chosen by rules that need no detector: the
+    manifests come back, row for row, as the relabels hold them."""
+    from orbench.refusal.relabel_more import manifest_en, manifest_ko4
+
+    manifest = {"en3": manifest_en, "ko4": manifest_ko4}[name](POOL)
+    relabels = pd.read_csv(STRATA.parent / "relabels.csv", dtype=str, keep_default_na=False)
+    read = relabels[(relabels["source"] == source) & (relabels["round"] == round_)]
+    assert sorted(zip(manifest["key"], manifest["model"])) == sorted(zip(read["question_id"], read["model"]))
+    assert sorted(manifest["response_sha256"]) == sorted(read["response_sha256"])
