@@ -3,16 +3,16 @@
     python -m orbench.evaluate_refusal --leave_one_out --scores /tmp/loo_scores.csv
     python -m orbench.refusal.whole_run /tmp/loo_scores.csv
 
-The Korean rows read by hand are not a uniform sample of the four models' 1,312 replies each: round 2
-took every reply the source's judge called a deflection and 55 of its compliances and of its refusals
-per model; round 3 took rows by the score of the detector shipped before it; round 4 every reply
-still unread but in the easiest cell (the judge's compliances scored below 0.2), 50 per model of
-that one (relabels/SOURCE.md). Within a cell (the judge's class crossed with that score's band:
-below 0.2, 0.2 to 0.8, above 0.8), every reply had the same chance of being read, so each cell's read rows stand for the cell, and a
-model's figures are the cells' figures weighted by the cells' sizes (post-stratification).
-`relabels/ko_strata.csv` gives every reply its cell. Point estimates only: a cell with few read
-rows makes them noisy, so the read rows per model are printed beside them, and a cell with none
-is left out and counted.
+The Korean rows read by hand are not a uniform sample of the four models' 1,312 replies each:
+round 2 took every reply the source's judge called a deflection and 55 of its compliances and of
+its refusals per model; round 3 took rows by the score of the detector shipped before it; round 4
+every reply still unread but in the easiest cell (the judge's compliances scored below 0.2), and
+50 per model of that one (relabels/SOURCE.md). Within a cell (the judge's class crossed with that
+score's band: below 0.2, 0.2 to 0.8, above 0.8), every reply had the same chance of being read,
+so each cell's read rows stand for the cell, and a model's figures are the cells' figures
+weighted by the cells' sizes (post-stratification). `relabels/ko_strata.csv` gives every reply
+its cell. Point estimates only: a cell with few read rows makes them noisy, so the read rows per
+model are printed beside them, and a cell with none is left out and counted.
 """
 
 from __future__ import annotations
