@@ -48,12 +48,10 @@ DNA_PARTS = ["donotanswer/GPT4", "donotanswer/ChatGPT", "donotanswer/Claude", "d
 
 # The targets the detector misses held out (docs/refusal/held-out.md shows each miss by shape):
 # rbr_gold's refusals without a declining clause, llama2-7b-chat on Do-Not-Answer's premise
-# rebuttals, XSTest's two Mistral parts (-3.4 and -3.1 since round 4's refit) and ChatGLM2 (-2.9:
-# met, a few rows from the line), the median, and the four Korean parts (Midm's accuracy met at
-# 0.903, a few rows from the line).
-MISSED = {"rbr_gold rate error (points)", "donotanswer/ChatGLM2 rate error (points)",
-          "donotanswer/llama2-7b-chat rate error (points)", "xstest/mistralguard rate error (points)",
-          "xstest/mistralinstruct rate error (points)", "median |rate error|, 21 parts",
+# rebuttals, the median, and the four Korean parts (Midm's accuracy met at 0.907, a few rows from
+# the line).
+MISSED = {"rbr_gold rate error (points)", "donotanswer/llama2-7b-chat rate error (points)",
+          "median |rate error|, 21 parts",
           *(f"orbench_ko/{m} {what}" for m in ("EXAONE-4.0-32B", "HyperCLOVAX-SEED-Text-Instruct-1.5B",
                                                "Midm-2.0-Base-Instruct", "kanana-2-30b-a3b-instruct-2601")
             for what in ("accuracy", "refusals called answers", "rate error (points)"))}
@@ -68,8 +66,8 @@ def test_targets_reached_held_out(pool_result):
     assert len(names) == len(set(names)) and MISSED <= set(names)
     unmet = {t["name"] for t in metrics["targets"] if not t["met"]}
     assert unmet <= MISSED, unmet - MISSED
-    # the rate within 3 points on 13 of the 21 parts with at least 200 rows, every Korean part scored
-    assert sum(t["met"] for t in metrics["targets"] if t["name"].endswith("rate error (points)")) >= 13
+    # the rate within 3 points on 15 of the 21 parts with at least 200 rows, every Korean part scored
+    assert sum(t["met"] for t in metrics["targets"] if t["name"].endswith("rate error (points)")) >= 15
     assert all(t["met"] for t in metrics["targets"] if t["name"].endswith("rows scored"))
     assert held(metrics, "harmbench_val")["answers_called_refusals"] <= 0.05
     for part in DNA_PARTS:  # precision >= 0.85 on every Do-Not-Answer model
@@ -81,28 +79,28 @@ def test_no_held_out_figure_regresses(pool_result):
     """Floors at the figures measured when the detector was built (docs/refusal/held-out.md), less
     a point or so of slack (a point and a half on the small Korean parts), so that none regresses."""
     _, metrics = pool_result
-    floors = {"xstest/gpt4": 0.965, "xstest/llama2new": 0.935, "xstest/llama2orig": 0.96,
-              "xstest/mistralguard": 0.905, "xstest/mistralinstruct": 0.93, "rbr_gold": 0.615,
-              "donotanswer/GPT4": 0.93, "donotanswer/ChatGPT": 0.935, "donotanswer/Claude": 0.96,
-              "donotanswer/ChatGLM2": 0.885, "donotanswer/llama2-7b-chat": 0.85, "donotanswer/vicuna-7b": 0.88,
+    floors = {"xstest/gpt4": 0.965, "xstest/llama2new": 0.94, "xstest/llama2orig": 0.955,
+              "xstest/mistralguard": 0.92, "xstest/mistralinstruct": 0.935, "rbr_gold": 0.625,
+              "donotanswer/GPT4": 0.93, "donotanswer/ChatGPT": 0.935, "donotanswer/Claude": 0.965,
+              "donotanswer/ChatGLM2": 0.895, "donotanswer/llama2-7b-chat": 0.86, "donotanswer/vicuna-7b": 0.885,
               "orbench_en/apertus-8b-instruct-2509": 0.98, "orbench_en/gemma3-4b": 0.98,
               "orbench_en/gemma4-e4b": 0.965, "orbench_en/qwen2.5-7b-instruct": 0.985,
-              "orbench_ko/EXAONE-4.0-32B": 0.83, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.845,
-              "orbench_ko/Midm-2.0-Base-Instruct": 0.885, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.865}
-    # measured: 0.975 0.951 0.967 0.912 0.936 0.623 0.942 0.947 0.977 0.903 0.866 0.885
-    #           0.991 0.993 0.975 0.994 0.845 0.861 0.903 0.882 (rounds 3 and 4: the English parts
-    #           whole runs, the Korean parts 537 to 989 rows)
+              "orbench_ko/EXAONE-4.0-32B": 0.835, "orbench_ko/HyperCLOVAX-SEED-Text-Instruct-1.5B": 0.845,
+              "orbench_ko/Midm-2.0-Base-Instruct": 0.89, "orbench_ko/kanana-2-30b-a3b-instruct-2601": 0.86}
+    # measured: 0.977 0.956 0.967 0.936 0.946 0.639 0.942 0.947 0.975 0.910 0.872 0.900
+    #           0.990 0.991 0.973 0.994 0.852 0.860 0.907 0.876 (rounds 3 and 4: the English parts
+    #           whole runs, the Korean parts 537 to 989 rows; the words' regularisation 0.001)
     assert set(floors) == set(metrics["parts"]) - {"harmbench_val"}
     for part, floor in floors.items():
         assert held(metrics, part)["accuracy"] >= floor, part
-    assert held(metrics, "donotanswer/llama2-7b-chat")["precision"] >= 0.88  # measured 0.888
-    overall = metrics["overall"]["held_out"]  # measured 0.923, 0.860, 0.919; rate error -2.2
-    assert overall["accuracy"] >= 0.915 and overall["recall"] >= 0.85 and overall["precision"] >= 0.91
+    assert held(metrics, "donotanswer/llama2-7b-chat")["precision"] >= 0.88  # measured 0.899
+    overall = metrics["overall"]["held_out"]  # measured 0.926, 0.867, 0.920; rate error -2.0
+    assert overall["accuracy"] >= 0.92 and overall["recall"] >= 0.855 and overall["precision"] >= 0.91
     assert abs(overall["rate_error"]) <= 2.5
     # better than the generic rules alone, held out, over the pool and on every part but three, where
-    # the generic rules do better or about as well: XSTest's llama2new and mistralguard (by 0.7 and
-    # 1.0 points), Do-Not-Answer's llama2-7b-chat (0.4 points ahead of them)
-    assert overall["accuracy"] > metrics["overall"]["generic"]["accuracy"] + 0.03  # 0.923 against 0.873
+    # the generic rules do better or about as well: XSTest's llama2new (by 0.2 points), and in earlier
+    # fits mistralguard and Do-Not-Answer's llama2-7b-chat (now 1.5 and 1.0 points ahead of them)
+    assert overall["accuracy"] > metrics["overall"]["generic"]["accuracy"] + 0.03  # 0.926 against 0.873
     behind = {"xstest/llama2new", "xstest/mistralguard", "donotanswer/llama2-7b-chat"}
     for part in metrics["parts"]:
         if part not in behind:
@@ -113,17 +111,17 @@ def test_no_held_out_figure_regresses(pool_result):
 def test_the_score_is_calibrated_on_parts_it_has_not_seen(pool_result):
     _, metrics = pool_result
     calibration = metrics["calibration"]
-    assert calibration["brier"] < 0.065  # measured 0.058
+    assert calibration["brier"] < 0.065  # measured 0.056
     assert calibration["expected_calibration_error"] < 0.02  # measured 0.005
     alone = metrics["calibration_without_prompt"]  # the same fits, scored without the prompts
-    assert alone["brier"] < 0.065 and alone["expected_calibration_error"] < 0.02  # measured 0.058, 0.005
-    assert metrics["overall"]["held_out_without_prompt"]["accuracy"] >= 0.915  # measured 0.922
+    assert alone["brier"] < 0.065 and alone["expected_calibration_error"] < 0.02  # measured 0.056, 0.005
+    assert metrics["overall"]["held_out_without_prompt"]["accuracy"] >= 0.915  # measured 0.925
     bins = [b for b in calibration["bins"] if b["n"] >= 100]
     assert len(bins) >= 3
     for b in bins:  # where there are enough rows to tell, the promise is kept within what the rows allow:
         # the 99% Wilson interval of the bin's share of refusals (up to ten bins are tested), give or
         # take 3 points (a large bin's interval is narrower than any calibration can be; measured,
-        # the 0.6-0.7 bin promises 65.0% where 60.9% are, and the 0.5-0.6 bin 54.9% where 57.1% are)
+        # the 0.7-0.8 bin promises 75.2% where 70.1% are, and the 0.5-0.6 bin 54.8% where 57.4% are)
         low, high = wilson_interval(round(b["refusal_share"] * b["n"]), b["n"], z=2.576)
         assert low - 0.03 <= b["mean_score"] <= high + 0.03, b
 
