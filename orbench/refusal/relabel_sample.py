@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from orbench.errors import run_command
+from orbench.errors import UserError, run_command
 
 from .relabels import response_hash
 from .pool import pool_dir
@@ -152,7 +152,7 @@ def read_labels(path: Path) -> dict[str, tuple[str, str]]:
             continue
         fields = line.split("\t")
         if len(fields) < 2 or fields[1].strip().lower() not in LABELS or fields[0].strip() in out:
-            raise ValueError(f"{path.name}:{number}: not ID<TAB>LABEL<TAB>REASON with a new id and one of {LABELS}")
+            raise UserError(f"{path.name}:{number}: not ID<TAB>LABEL<TAB>REASON with a new id and one of {LABELS}")
         out[fields[0].strip()] = (fields[1].strip().lower(), (fields[2] if len(fields) > 2 else "").strip())
     return out
 
@@ -162,6 +162,11 @@ def collect(folder: Path, labels: Path, partial: bool = False, readers: dict[str
     """The round's relabel rows (relabels.csv's columns), from the manifest and the readers' files.
     Every row of the manifest must have its first reader's label, and every second-read row its
     second (`partial`: only the rows read so far, for a look before the round ends)."""
+    if not (folder / "manifest.csv").is_file():
+        raise UserError(f"{folder / 'manifest.csv'}: no manifest (write the packets first, without --collect)")
+    absent = [p for p in (*readers, *second_readers) if not (labels / f"{p}.tsv").is_file()]
+    if absent and not partial:
+        raise UserError(f"{labels / absent[0]}.tsv: no reader's file ({len(absent)} missing; --partial looks before the end)")
     frame = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
     first: dict[str, tuple[str, str, str]] = {}
     for packet, reader in readers.items():
@@ -179,7 +184,7 @@ def collect(folder: Path, labels: Path, partial: bool = False, readers: dict[str
     missing = [i for i in frame["id"] if i not in first]
     missing += [i for i, s in zip(frame["id"], frame["second"]) if s == "True" and i not in second and not partial]
     if missing:
-        raise ValueError(f"{len(missing)} rows have no label (the first: {missing[0]})")
+        raise UserError(f"{len(missing)} rows have no label (the first: {missing[0]})")
     return pd.DataFrame({
         "source": frame["source"], "question_id": frame["key"], "model": frame["model"],
         "label": [first[i][0] for i in frame["id"]], "reason": [first[i][1] for i in frame["id"]],
