@@ -123,6 +123,7 @@ class LooResult:
     generic: list[ScoredRow]
     fits: dict[str, dict[str, float]]  # per held-out part (and "all"): the choices its training made
     alone: list[ScoredRow] = field(default_factory=list)  # held out, read without the prompts
+    trained: Any = None  # the model fitted on every part (the main model `train` writes, without its plain one)
 
     def stats(self, which: str) -> tuple[dict[str, PartStats], PartStats]:
         return tabulate(getattr(self, which))
@@ -164,7 +165,7 @@ def leave_one_out(rows: Sequence[PoolRow], config: TrainConfig = TrainConfig(), 
     alone = [_scored(r, ex, model, alone=True) for model, pairs in by_part for r, ex in pairs]
     in_sample = [_scored(r, ex, models[-1]) for r, ex in zip(rows, read_rows)]
     generic = [_generic(r, ex is not None and ex.foreign) for r, ex in zip(rows, read_rows)]
-    return LooResult(held_out, in_sample, generic, fits, alone)
+    return LooResult(held_out, in_sample, generic, fits, alone, models[-1])
 
 
 MAX_WORKERS = 2
@@ -177,8 +178,9 @@ def _fit_job(rows: np.ndarray):
 
 
 def _fit_all(data: Dataset, jobs: list[np.ndarray], config: TrainConfig, progress: bool, workers: int) -> list:
-    """`train_rows` on each set of rows, in order; in forked processes when workers > 1
-    (the fits are independent and deterministic, so the results do not depend on it)."""
+    """`train_rows` on each set of rows, returned in their order; in forked processes when workers
+    > 1, the largest first (the fits are independent and deterministic, so the results do not
+    depend on it)."""
     global _SHARED
     bar = tqdm(total=len(jobs), desc="leave-one-out fits", unit="fit", disable=not progress or None)
     with bar:
@@ -189,11 +191,12 @@ def _fit_all(data: Dataset, jobs: list[np.ndarray], config: TrainConfig, progres
                 bar.update()
             return models
         _SHARED = (data, config)
+        order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))  # the largest first: no long fit last
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                models = []
-                for model in pool.map(_fit_job, jobs):
-                    models.append(model)
+                models: list = [None] * len(jobs)
+                for i, model in zip(order, pool.map(_fit_job, [jobs[i] for i in order])):
+                    models[i] = model
                     bar.update()
                 return models
         finally:
