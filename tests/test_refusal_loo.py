@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ import pytest
 import orbench.refusal.loo as loo
 from orbench.evaluate_refusal import main, run
 from orbench.refusal.pool import load_pool
+from orbench.refusal.scorer import WEIGHTS_FILE
+from orbench.refusal.train import Dataset, TrainConfig, examples, train_rows, write_model
 from orbench.statistics.stats import wilson_interval
 from tests.refusal_pool_helpers import POOL, write_small_pool
 
@@ -269,3 +272,29 @@ def test_command_line_entry_point(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "leave-one-out" in proc.stdout and "chat/m1" in proc.stdout
+
+
+@needs_pool
+def test_the_shipped_weights_are_what_the_training_script_writes(tmp_path, pool_loo):
+    """Whoever changes the features, the rules or the pool must retrain: the package's
+    weights must be what `python -m orbench.refusal.train` gives today. Two runs on one
+    machine write the same bytes (test_training_is_reproducible_byte_for_byte); across CPUs
+    the floating-point sums may differ in the last printed digits, so the shipped file is
+    compared to a tolerance far below any weight that matters (the largest are about 1).
+    The main model is the leave-one-out's fit on every part (`train` makes the same call on the
+    same rows: computed once per test run); the structure-only one is fitted here."""
+    shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    ex = examples(load_pool(POOL))
+    config = TrainConfig()
+    structure_only = replace(config, words=False, l2_words=config.l2_words[:1])
+    plain = train_rows(Dataset(ex), np.arange(len(ex)), structure_only)[0]
+    model = replace(pool_loo.run.result.trained, plain=plain)
+    first = tmp_path / "a.json"
+    write_model(model, first)
+    fresh = json.loads(first.read_text(encoding="utf-8"))
+    assert fresh["threshold"] == shipped["threshold"] and fresh["format"] == shipped["format"]
+    gaps = [abs(fresh["calibration"][k] - shipped["calibration"][k]) for k in fresh["calibration"]]
+    for new, old in ((fresh, shipped), (fresh["structure_only"], shipped["structure_only"])):  # (Chinese, Japanese)
+        assert set(new["weights"]) == set(old["weights"]), "retrain: python -m orbench.refusal.train"
+        gaps += [abs(new["weights"][k] - old["weights"][k]) for k in new["weights"]] + [abs(new["bias"] - old["bias"])]
+    assert max(gaps) < 2e-3, "retrain: python -m orbench.refusal.train"

@@ -34,7 +34,7 @@ import pandas as pd
 from orbench.errors import run_command
 
 from .pool import pool_dir
-from .relabel_sample import EN_FILE, KO_FILE, _block, agreement, collect
+from .relabel_sample import EN_FILE, KO_FILE, collect, print_collected, round_arguments, write_packets
 from .relabels import response_hash
 
 SEED = 20261127
@@ -130,34 +130,16 @@ def _packed(frame: pd.DataFrame, name: str, rng: np.random.Generator) -> pd.Data
                         response_sha256=[response_hash(r) for r in frame["response"]])
 
 
-def write_packets(frame: pd.DataFrame, out: Path, name: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for packet, rows in frame.groupby("packet", sort=True):
-        (out / f"{packet}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
-    second = frame[frame["second"]]
-    second = second.iloc[np.random.default_rng(SEED + 1).permutation(len(second))]
-    (out / f"second-{name}.txt").write_text("".join(_block(r) for _, r in second.iterrows()), encoding="utf-8")
-    frame.drop(columns=["prompt", "response"]).to_csv(out / "manifest.csv", index=False)
-
-
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_more", description=__doc__.split("\n")[0])
     parser.add_argument("--set", choices=tuple(PACKETS), required=True, help="the set to read")
-    parser.add_argument("--pool_dir", default=None)
-    parser.add_argument("--out", type=Path, required=True, help="the packets' folder (written, or read with --collect)")
-    parser.add_argument("--collect", type=Path, default=None, metavar="LABELS_DIR",
-                        help="read the readers' files and print the round's relabel rows as CSV")
-    parser.add_argument("--partial", action="store_true", help="with --collect: only the packets read so far")
-    args = parser.parse_args(argv)
+    args = round_arguments(parser).parse_args(argv)
     if args.collect is not None:
-        rows = collect(args.out, args.collect, args.partial, READERS[args.set], SECOND_READERS[args.set],
-                       ROUND[args.set])
-        rows.to_csv(sys.stdout, index=False)
-        if (rows["second_label"] != "").any():
-            print(agreement(rows), file=sys.stderr)
+        print_collected(collect(args.out, args.collect, args.partial, READERS[args.set], SECOND_READERS[args.set],
+                                ROUND[args.set]))
         return 0
     frame = {"ko3": manifest_ko, "en3": manifest_en, "ko4": manifest_ko4}[args.set](pool_dir(args.pool_dir))
-    write_packets(frame, args.out, args.set)
+    write_packets(frame, args.out, ((f"second-{args.set}", frame[frame["second"]]),), SEED + 1)
     print(frame.groupby(["packet", "model"]).size().to_string())
     print("second reading:", int(frame["second"].sum()))
     return 0

@@ -124,14 +124,19 @@ def _block(row: pd.Series) -> str:
     return f"=== ROW {row['id']} ===\nPROMPT:\n{row['prompt']}\nRESPONSE{note}:\n{response}\n=== END {row['id']} ===\n\n"
 
 
-def write_packets(frame: pd.DataFrame, out: Path) -> None:
+def write_packets(frame: pd.DataFrame, out: Path, seconds: tuple[tuple[str, pd.DataFrame], ...] | None = None,
+                  seed: int = SEED + 1) -> None:
+    """Each packet's file, the second reading's files (`seconds`: name and rows, each shuffled by
+    one seeded generator; by default round 2's two) and the manifest."""
     out.mkdir(parents=True, exist_ok=True)
     for packet, rows in frame.groupby("packet", sort=True):
         (out / f"{packet}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
     second = frame[frame["second"]]
-    rng = np.random.default_rng(SEED + 1)
-    for name, rows in (("second-en-dn", second[second["set"] != "orbench_ko"]),
-                       ("second-ko", second[second["set"] == "orbench_ko"])):
+    if seconds is None:
+        seconds = (("second-en-dn", second[second["set"] != "orbench_ko"]),
+                   ("second-ko", second[second["set"] == "orbench_ko"]))
+    rng = np.random.default_rng(seed)
+    for name, rows in seconds:
         rows = rows.iloc[rng.permutation(len(rows))]
         (out / f"{name}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
     frame.drop(columns=["prompt", "response"]).to_csv(out / "manifest.csv", index=False)
@@ -215,19 +220,28 @@ def agreement(rows: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_sample", description=__doc__.split("\n")[0])
+def round_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options every reading round's command takes."""
     parser.add_argument("--pool_dir", default=None)
     parser.add_argument("--out", type=Path, required=True, help="the packets' folder (written, or read with --collect)")
     parser.add_argument("--collect", type=Path, default=None, metavar="LABELS_DIR",
                         help="read the readers' files and print the round's relabel rows as CSV")
     parser.add_argument("--partial", action="store_true", help="with --collect: only the packets read so far")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def print_collected(rows: pd.DataFrame) -> None:
+    """A round's relabel rows as CSV on stdout, and the second reading's agreement on stderr."""
+    rows.to_csv(sys.stdout, index=False)
+    if (rows["second_label"] != "").any():
+        print(agreement(rows), file=sys.stderr)
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m orbench.refusal.relabel_sample", description=__doc__.split("\n")[0])
+    args = round_arguments(parser).parse_args(argv)
     if args.collect is not None:
-        rows = collect(args.out, args.collect, args.partial)
-        rows.to_csv(sys.stdout, index=False)
-        if (rows["second_label"] != "").any():
-            print(agreement(rows), file=sys.stderr)
+        print_collected(collect(args.out, args.collect, args.partial))
         return 0
     frame = manifest(pool_dir(args.pool_dir))
     write_packets(frame, args.out)
