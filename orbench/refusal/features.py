@@ -192,14 +192,15 @@ def read(response: str, prompt: str | None = None) -> Reading:
 
 
 ENDING = "~"  # marks a Korean word ending among the word features
-_ENDING_SYLLABLES = 2
+_ENDING_SYLLABLES = 3  # three, not two: "~습니다" (없습니다, 않습니다, 있습니다) apart from "~합니다", "~입니다"
 
 
 def korean_endings(text: str) -> list[bytes]:
-    """The endings of the opening's Korean words, as word features ("~습니다", "~지만", "~으며"):
+    """The endings of the opening's Korean words, as word features ("~습니다", "~지만", "~려면"):
     a Korean word is a stem and the particles and endings fused to it, and the endings carry
     the mood (a statement, a request, "cannot", "but") while the stems carry the topic. The
-    last two syllables of each of the first MAX_TOKENS words, marked with ENDING."""
+    last three syllables (all of a shorter word) of each of the first MAX_TOKENS words, marked
+    with ENDING."""
     words = _KOREAN_WORD.findall(text, 0, _TOKEN_CHARS)[:MAX_TOKENS]
     return [(ENDING + w[-_ENDING_SYLLABLES:]).encode() for w in words]
 
