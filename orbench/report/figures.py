@@ -249,6 +249,7 @@ def _place_point_labels(fig: Figure, ax, handles: list, labels: _PointLabels) ->
     if legend is not None:
         bb = legend.get_window_extent(renderer)
         obstacles.append((bb.x0, bb.y0, bb.x1, bb.y1))
+        _pin(legend, bb, ax)
     for t in ax.texts:
         bb = t.get_window_extent(renderer)
         obstacles.append((bb.x0, bb.y0, bb.x1, bb.y1))
@@ -269,6 +270,17 @@ def _place_point_labels(fig: Figure, ax, handles: list, labels: _PointLabels) ->
                       (Text.get_window_extent(t, fig.canvas.get_renderer()) for t in drawn)]
                      ).reshape(-1, 4)
     return sum(int(n) for n in overlap_area(boxes, boxes)[1]) - len(boxes)
+
+
+def _pin(legend, box, ax) -> None:
+    """Keep the legend where "best" first put it, in axes fractions: the labels are placed around
+    it there, and every later draw (the leader lines, each file written) would otherwise search
+    again, against every artist, for a place that may differ."""
+    legend.set_bbox_to_anchor(box.transformed(ax.transAxes.inverted()), transform=ax.transAxes)
+    if hasattr(legend, "set_loc"):
+        legend.set_loc("center")  # of that box
+    else:  # matplotlib 3.7: the same, before it was public
+        legend._loc = 10
 
 
 def _save_tradeoff(fig: Figure, out_stem: Path) -> tuple[Path, Path]:

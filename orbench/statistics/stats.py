@@ -60,13 +60,29 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> SpearmanResult:
     n = int(len(xa))
     if n < 3 or np.all(xa == xa[0]) or np.all(ya == ya[0]):
         return SpearmanResult(math.nan, math.nan, n)
-    # Imported here: scipy.stats takes most of a second to import, and only the report's
-    # figure needs it, not the stages and estimators that use this module's other functions.
-    from scipy import stats as scipy_stats
+    rx, ry = _midranks(xa), _midranks(ya)
+    rx -= rx.mean()
+    ry -= ry.mean()
+    rho = max(-1.0, min(1.0, float(rx @ ry) / math.sqrt(float(rx @ rx) * float(ry @ ry))))
+    if abs(rho) == 1.0:
+        return SpearmanResult(rho, 0.0, n)
+    # Imported here, and only scipy.special (Student's t tail): scipy.stats takes over a second to
+    # import, and only the report's figure needs this, not the stages that use this module.
+    from scipy.special import stdtr
 
-    result = scipy_stats.spearmanr(xa, ya)
-    rho = max(-1.0, min(1.0, float(result.statistic)))
-    return SpearmanResult(rho, float(result.pvalue), n)
+    t = rho * math.sqrt((n - 2) / (1.0 - rho * rho))
+    return SpearmanResult(rho, float(2.0 * stdtr(n - 2, -abs(t))), n)
+
+
+def _midranks(a: np.ndarray) -> np.ndarray:
+    """Ranks from 1, tied values sharing the mean of the ranks they span."""
+    order = np.argsort(a, kind="mergesort")
+    ordered = a[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each run of equal values begins
+    ends = np.r_[starts[1:], len(a)]  # and one past where it ends
+    ranks = np.empty(len(a))
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)  # the mean of ranks starts+1 .. ends
+    return ranks
 
 
 def quadratic_fit(x: Sequence[float], y: Sequence[float]) -> np.ndarray:
