@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import sys
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,7 +21,8 @@ import orbench.refusal.loo as loo
 from orbench.evaluate_refusal import main, run
 from orbench.refusal.pool import load_pool
 from orbench.refusal.scorer import WEIGHTS_FILE
-from orbench.refusal.train import Dataset, TrainConfig, examples, train_rows, write_model
+from orbench.refusal.train import TrainConfig, examples, write_model
+from orbench.refusal.train import train as fit_detector
 from orbench.statistics.stats import wilson_interval
 from tests.refusal_pool_helpers import POOL, write_small_pool
 
@@ -286,13 +286,8 @@ def test_the_shipped_weights_are_what_the_training_script_writes(tmp_path, pool_
     The main model is the leave-one-out's fit on every part (`train` makes the same call on the
     same rows: computed once per test run); the structure-only one is fitted here."""
     shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
-    ex = examples(load_pool(POOL))
-    config = TrainConfig()
-    structure_only = replace(config, words=False, l2_words=config.l2_words[:1])
-    plain = train_rows(Dataset(ex), np.arange(len(ex)), structure_only)[0]
-    model = replace(pool_loo.run.result.trained, plain=plain)
     first = tmp_path / "a.json"
-    write_model(model, first)
+    write_model(fit_detector(examples(load_pool(POOL)), TrainConfig(), main=pool_loo.run.result.trained), first)
     fresh = json.loads(first.read_text(encoding="utf-8"))
     assert fresh["threshold"] == shipped["threshold"] and fresh["format"] == shipped["format"]
     gaps = [abs(fresh["calibration"][k] - shipped["calibration"][k]) for k in fresh["calibration"]]

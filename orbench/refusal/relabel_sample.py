@@ -124,17 +124,12 @@ def _block(row: pd.Series) -> str:
     return f"=== ROW {row['id']} ===\nPROMPT:\n{row['prompt']}\nRESPONSE{note}:\n{response}\n=== END {row['id']} ===\n\n"
 
 
-def write_packets(frame: pd.DataFrame, out: Path, seconds: tuple[tuple[str, pd.DataFrame], ...] | None = None,
-                  seed: int = SEED + 1) -> None:
+def write_packets(frame: pd.DataFrame, out: Path, seconds: tuple[tuple[str, pd.DataFrame], ...], seed: int) -> None:
     """Each packet's file, the second reading's files (`seconds`: name and rows, each shuffled by
-    one seeded generator; by default round 2's two) and the manifest."""
+    one generator seeded with `seed`) and the manifest."""
     out.mkdir(parents=True, exist_ok=True)
     for packet, rows in frame.groupby("packet", sort=True):
         (out / f"{packet}.txt").write_text("".join(_block(r) for _, r in rows.iterrows()), encoding="utf-8")
-    second = frame[frame["second"]]
-    if seconds is None:
-        seconds = (("second-en-dn", second[second["set"] != "orbench_ko"]),
-                   ("second-ko", second[second["set"] == "orbench_ko"]))
     rng = np.random.default_rng(seed)
     for name, rows in seconds:
         rows = rows.iloc[rng.permutation(len(rows))]
@@ -244,7 +239,9 @@ def _main(argv: list[str] | None) -> int:
         print_collected(collect(args.out, args.collect, args.partial))
         return 0
     frame = manifest(pool_dir(args.pool_dir))
-    write_packets(frame, args.out)
+    second = frame[frame["second"]]
+    write_packets(frame, args.out, (("second-en-dn", second[second["set"] != "orbench_ko"]),
+                                    ("second-ko", second[second["set"] == "orbench_ko"])), SEED + 1)
     print(frame.groupby(["set", "packet"]).size().to_string())
     print("second reading:", int(frame["second"].sum()))
     return 0

@@ -286,13 +286,12 @@ def row_log_loss(scores: np.ndarray, refusal: np.ndarray) -> np.ndarray:
     return -np.where(refusal, np.log(p), np.log(1 - p))
 
 
-def train(exs: Sequence[Example], config: TrainConfig = TrainConfig()) -> Model:
-    """The detector trained on all of `exs` (see `train_rows`), with its structure-only model: the
-    same rows, fitting and calibration, no word features (for Chinese and Japanese, `Model.log_odds`)."""
+def train(exs: Sequence[Example], config: TrainConfig = TrainConfig(), main: Model | None = None) -> Model:
+    """The detector trained on all of `exs` (see `train_rows`; `main`: that fit, if already made), with its
+    structure-only model: the same rows, fitting and calibration, no word features (for Chinese and Japanese)."""
     data, rows = Dataset(exs), np.arange(len(exs))
-    model = train_rows(data, rows, config)[0]
-    model.plain = train_rows(data, rows, replace(config, words=False, l2_words=config.l2_words[:1]))[0]
-    return model
+    plain = train_rows(data, rows, replace(config, words=False, l2_words=config.l2_words[:1]))[0]
+    return replace(main or train_rows(data, rows, config)[0], plain=plain)
 
 
 @one_blas_thread()

@@ -277,10 +277,7 @@ def _pin(legend, box, ax) -> None:
     it there, and every later draw (the leader lines, each file written) would otherwise search
     again, against every artist, for a place that may differ."""
     legend.set_bbox_to_anchor(box.transformed(ax.transAxes.inverted()), transform=ax.transAxes)
-    if hasattr(legend, "set_loc"):
-        legend.set_loc("center")  # of that box
-    else:  # matplotlib 3.7: the same, before it was public
-        legend._loc = 10
+    legend.set_loc("center")  # of that box
 
 
 def _save_tradeoff(fig: Figure, out_stem: Path) -> tuple[Path, Path]:
