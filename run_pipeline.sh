@@ -173,16 +173,21 @@ step_table() {
   printf '%-50s %8s\n' "total" "$(since "$T_START")"
 }
 trap step_table EXIT
-# Run one stage command. Exit 3 from a stage means it finished but some rows failed (they are
-# in its failed file): stop here rather than feed a short file to the next stage, and say what
-# to re-run. Any other failure stops the script with that stage's code, as set -e would.
-stage() {
+# A step's commands (one per category, target or file) are gathered with `add MODE COMMAND...`
+# (the command as it would follow "$PY" on a command line) and run by `run_chain`, one after
+# another in one Python process (orbench/commands/chain.py): each runs exactly as on its own,
+# without paying Python's start-up again. MODE: `stage`: exit 3 means it finished but some rows
+# failed (they are in its failed file): stop here rather than feed a short file to the next
+# stage, and say what to re-run; any other failure stops the script with that code, as set -e
+# would. `short`: exit 3 means stage 1 stopped short of its count: go on with what it produced.
+# `check`: a failure stops the script with that code.
+CHAIN=()
+add() { CHAIN+=(":::" "$@"); }
+run_chain() {
+  [ ${#CHAIN[@]} -gt 0 ] || return 0
   local rc=0
-  "$@" || rc=$?
-  if [ "$rc" -eq 3 ]; then
-    echo "run_pipeline.sh: stopped: some rows failed in this stage (see its *failed* file). Re-run this script with the same settings to retry them (finished rows are kept), or re-run the stage alone: $(printf '%q ' "$@")" >&2
-    exit 3
-  fi
+  "$PY" -m orbench.commands.chain --name run_pipeline.sh -- "${CHAIN[@]}" || rc=$?
+  CHAIN=()
   [ "$rc" -eq 0 ] || exit "$rc"
 }
 # A step whose output holds nothing usable stops the run (one line: the step, the model, why).
@@ -209,26 +214,22 @@ fi
 
 step "1. toxic seeds: $CATEGORIES ($SEEDS_PER_CATEGORY each, generator $GENERATOR_MODEL)"
 for cat in $CATEGORIES; do
-  # Exit 3 = stopped short of the count (a small model garbles some replies): go on with what it
-  # produced. Any other failure (a wrong model name, a bad key) stops here.
-  rc=0
-  "$PY" "$HERE/toxic_prompt_generator/generate_toxic_promt_from_category.py" --category="$cat" \
+  # short: exit 3 = stopped short of the count (a small model garbles some replies): go on with
+  # what it produced. Any other failure (a wrong model name, a bad key) stops here.
+  add short "$HERE/toxic_prompt_generator/generate_toxic_promt_from_category.py" --category="$cat" \
     --num_toxic_prompts="$SEEDS_PER_CATEGORY" --model="$GENERATOR_MODEL" --max_tokens="$SEED_MAX_TOKENS" --max_barren_waves=8 \
-    --output_path="$SEEDS/${cat}_prompts.csv" "${common[@]}" || rc=$?
-  case "$rc" in
-    0) ;;
-    3) echo "(stage 1 for $cat stopped short; continuing with what it produced)" ;;
-    *) exit "$rc" ;;
-  esac
-  usable seeds "stage 1, $cat" "generator $GENERATOR_MODEL" "$SEEDS/${cat}_prompts.csv"
+    --output_path="$SEEDS/${cat}_prompts.csv" "${common[@]}"
+  add check -m orbench.tables.usable seeds "stage 1, $cat" "generator $GENERATOR_MODEL" "$SEEDS/${cat}_prompts.csv"
 done
+run_chain
 
 step "2. rewrites (5 per seed, rewriter $REWRITER_MODEL)"
 for cat in $CATEGORIES; do
   [ -f "$SEEDS/${cat}_prompts.csv" ] && [ "$(rows "$SEEDS/${cat}_prompts.csv")" -gt 0 ] || continue
-  stage "$PY" "$HERE/rewritter/mixtral_rewrite_only.py" --toxic_seed_path="$SEEDS/${cat}_prompts.csv" \
+  add stage "$HERE/rewritter/mixtral_rewrite_only.py" --toxic_seed_path="$SEEDS/${cat}_prompts.csv" \
     --model="$REWRITER_MODEL" --max_tokens="$REWRITE_MAX_TOKENS" --output_path="$REWRITES/${cat}_prompts_rewrite.csv" "${common[@]}"
 done
+run_chain
 
 step "3. moderation ($MODERATOR_MODELS) of the rewrites and of the seeds"
 tag="$(fname "$MODERATOR_MODELS")"
@@ -236,10 +237,11 @@ for cat in $CATEGORIES; do
   for src in "$REWRITES/${cat}_prompts_rewrite.csv" "$SEEDS/${cat}_prompts.csv"; do
     [ -f "$src" ] && [ "$(rows "$src")" -gt 0 ] || continue
     stem="$(basename "$src" .csv)"
-    stage "$PY" "$HERE/moderator/moderate_only.py" --moderator_model="$MODERATOR_MODELS" --input_file_path="$src" \
+    add stage "$HERE/moderator/moderate_only.py" --moderator_model="$MODERATOR_MODELS" --input_file_path="$src" \
       --column=prompt --max_tokens="$MODERATION_MAX_TOKENS" --output_path="$MODERATION/${stem}_moderation_merged_${tag}_prompt.csv" "${common[@]}"
   done
 done
+run_chain
 
 usable moderation "stage 3" "moderator $MODERATOR_MODELS" "$MODERATION"/*_moderation_merged_*.csv
 
@@ -252,21 +254,22 @@ done
 "$PY" "$HERE/build_datasets.py" --rewrite_moderation "${rewrite_mod[@]}" --toxic_moderation "${seed_mod[@]}" --output_dir "$SETS"
 
 targets=("$TARGET_MODEL" "${TARGET_MODEL}-safety")
-run_target() {  # $1 = set file, $2 = name, then options that replace the defaults (argparse: the last wins)
+add_target() {  # $1 = set file, $2 = name, then options that replace the defaults (argparse: the last wins)
   local set="$1" name="$2" sys=(); shift 2
   local out="$RESULTS/$(fname "$name")_merged_$(basename "$set")"
   [ "$name" != "$TARGET_MODEL" ] && sys=(--system_prompt "$SAFETY_PROMPT")
   # A later --output_path (5d) replaces this one; the check reads the last one given.
   for a in "$@"; do case "$a" in --output_path=*) out="${a#--output_path=}" ;; esac; done
-  stage "$PY" "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
+  add stage "$HERE/alignment_checker/gpt3_4_alignment_checker.py" --model="$TARGET_MODEL" --name="$name" \
     --input_file="$set" --max_tokens="$MAX_TOKENS" "${sys[@]}" "${limit[@]}" "${common[@]}" \
     --output_path="$out" "$@"
-  usable results "stage 4, $(basename "$set")" "target $name" "$out"
+  add check -m orbench.tables.usable results "stage 4, $(basename "$set")" "target $name" "$out"
 }
 
 step "5a. stage 4 on the safe set: $TARGET_MODEL, and $TARGET_MODEL with a safety system prompt"
 if [ "$(rows "$SETS/or-bench-80k.csv")" -gt 0 ]; then
-  for name in "${targets[@]}"; do run_target "$SETS/or-bench-80k.csv" "$name"; done
+  for name in "${targets[@]}"; do add_target "$SETS/or-bench-80k.csv" "$name"; done
+  run_chain
   step "5b. the hard set: safe prompts rejected by at least $HARD_K of the ${#targets[@]} targets"
   "$PY" "$HERE/build_datasets.py" --safe_set "$SETS/or-bench-80k.csv" --k "$HARD_K" --output_dir "$SETS" \
     --hard_from "$RESULTS/$(fname "${targets[0]}")_merged_or-bench-80k.csv" "$RESULTS/$(fname "${targets[1]}")_merged_or-bench-80k.csv"
@@ -277,11 +280,12 @@ fi
 step "5c. stage 4 on the hard and toxic sets"
 for set in "$SETS/or-bench-hard-1k.csv" "$SETS/or-bench-toxic.csv"; do
   if [ -f "$set" ] && [ "$(rows "$set")" -gt 0 ]; then
-    for name in "${targets[@]}"; do run_target "$set" "$name"; done
+    for name in "${targets[@]}"; do add_target "$set" "$name"; done
   else
     echo "$(basename "$set"): empty, skipped"
   fi
 done
+run_chain
 
 # The published sets, by short name (the bundled copies: no network): a sample of each, stratified
 # by category and seeded, for every target. The report tells these results apart by their
@@ -290,10 +294,11 @@ if [ "$REAL_SAMPLE" -gt 0 ]; then
   step "5d. stage 4 on the published OR-Bench-Hard-1K and -Toxic: $REAL_SAMPLE prompts of each (seed $REAL_SEED, every category)"
   for set in or-bench-hard-1k or-bench-toxic; do
     for name in "${targets[@]}"; do
-      run_target "$set" "$name" --limit "$REAL_SAMPLE" --limit_seed "$REAL_SEED" \
+      add_target "$set" "$name" --limit "$REAL_SAMPLE" --limit_seed "$REAL_SEED" \
         --output_path="$RESULTS/$(fname "$name")_merged_published_${set}.csv"
     done
   done
+  run_chain
 fi
 
 judge_files=( "$RESULTS"/*_merged_*or-bench-hard-1k.csv "$RESULTS"/*_merged_*or-bench-toxic.csv )
@@ -333,11 +338,12 @@ judged=()
 for f in "${existing[@]}"; do
   out="$JUDGED/$(basename "$f" .csv)_response_check_merged_${jtag}.csv"
   # Exit 0 also when the judge failed its audit and the rows were not sent: the report says so.
-  stage "$PY" "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens="$JUDGE_MAX_TOKENS" \
+  add stage "$HERE/response_checker/check_response.py" --check_model="$JUDGE_MODEL" --input_file="$f" --max_tokens="$JUDGE_MAX_TOKENS" \
     "${sample[@]}" --audit "$AUDIT" "${override[@]}" --output_path="$out" "${common[@]}"
-  usable judged "stage 5, $(basename "$f")" "judge $JUDGE_MODEL" "$out"
+  add check -m orbench.tables.usable judged "stage 5, $(basename "$f")" "judge $JUDGE_MODEL" "$out"
   judged+=("${out%.csv}.run.json")
 done
+run_chain
 if [ ${#judged[@]} -gt 0 ]; then
   "$PY" -c '
 import json, sys

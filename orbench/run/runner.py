@@ -70,6 +70,14 @@ def _run(spec_cls: type[StageSpec], argv: Sequence[str] | None, doc: str | None,
     rows = (load_rows(getattr(args, spec_cls.input_option), spec.required(), spec.text_column(), args.limit,
                       spec_cls.aliases, seed=args.limit_seed) if spec_cls.input_option else PreparedRows([]))
     cache = open_cache(args)
+    try:
+        return _run_with(spec, batch, args, rows, cache, names)
+    finally:
+        if cache is not None:  # every reply committed before the command returns (a next one may read them)
+            cache.flush()
+
+
+def _run_with(spec: StageSpec, batch: BatchOptions | None, args, rows: PreparedRows, cache, names: list[str]) -> int:
     clients = [make_client(n, args, cache) for n in names]
     spec.bind(RunContext(args=args, rows=rows, clients=clients, names=names,
                          first=functools.partial(answer_first, spec, batch)))
