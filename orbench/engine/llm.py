@@ -108,7 +108,7 @@ class LLMClient:
         if endpoint.is_embedded:
             from .local_server import ensure_local_server
 
-            urls = (ensure_local_server(),)
+            urls = ensure_local_server()
         self._urls = urls
         self._replicas: list[_Replica] | None = None  # built lazily inside the event loop
         self._fatal: EndpointError | None = None  # set once the endpoint refused us for good
