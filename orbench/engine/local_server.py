@@ -111,8 +111,8 @@ def _whole(name: str, value: str) -> int:
 
 def replicas() -> int:
     """How many servers: ORBENCH_LOCAL_REPLICAS, or as many as the cores hold at `threads()`
-    each (2 cores, 1 thread: 2). Measured on 2 cores, 16 requests 2 in flight: 38.8 tokens/s
-    with two servers against 27.0 with one (decoding), 22.0 s against 26.6 (prompt-heavy)."""
+    each (2 cores, 1 thread: 2). On 2 cores the demo took 260.2 s with two against 332.4 s with
+    one, the same calls and files (`python benchmarks/bench_demo.py --venv .venv`)."""
     value = os.environ.get("ORBENCH_LOCAL_REPLICAS", "").strip()
     if value:
         return _whole("ORBENCH_LOCAL_REPLICAS", value)
