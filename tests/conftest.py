@@ -33,6 +33,22 @@ _SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ORBENCH_MODELS_FILE", "ORBENCH_L
           KEY_ENV, "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
 
 
+# The longest tests first (measured: `python -m pytest --durations=20`), so that no worker is
+# left running one of them alone at the end: first one test that computes the pool's
+# leave-one-out (the others that read it come later, once it is shared), then the rest by length.
+LONG_FIRST = ("test_refusal_loo.py::test_targets_reached_held_out", "test_pipeline_embedded.py::test_pipeline_on_the_embedded_model",
+              "test_pipeline_report.py", "test_faults_resume.py", "test_readme_commands.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        node = item.nodeid.rsplit("/", 1)[-1]
+        return next((i for i, key in enumerate(LONG_FIRST) if node == key or node.startswith(key + "::")),
+                    len(LONG_FIRST))
+
+    items.sort(key=rank)  # stable: the others keep their order
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "embedded: starts the embedded llama.cpp model for real (runs by default)")
 

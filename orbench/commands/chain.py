@@ -107,7 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"{name}: error: {err}", file=sys.stderr)
         return 2
-    return run(commands, name)
+    try:
+        return run(commands, name)
+    except KeyboardInterrupt:  # between two commands (a stage itself says so and returns 130)
+        print("interrupted: finished rows are saved; run the same command again to resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
