@@ -28,6 +28,7 @@ PROMPTS_COLS = ["prompt", "category"]
 REWRITE_COLS = ["prompt", "toxic_seed", "category"]
 MODERATION_COLS = ["prompt", "category", "is_toxic", "moderation_result"]
 ALIGNMENT_COLS = ["prompt", "is_rejected", "refusal_score", "response", "category"]
+AUDIT = 5  # stage 5's audit rows here (about 3 s a call on a 2-core machine)
 CHECK_COLS = ["prompt", "answer_category", "answer_type_response", "response", "category", "is_rejected"]
 
 
@@ -102,21 +103,21 @@ def test_pipeline_on_the_embedded_model(clone):
             abs(float(score) - 0.5) < 1e-4 or (float(score) >= 0.5) == (verdict == "True"))
     assert "failed requests (not counted)" in p.stdout
 
-    # Stage 5, on stage 4's real output, with its judge audit. 10 audit rows, not the default
-    # 100, to keep this test's extra cost to 10 calls of the 135M model (the pipeline audits it
+    # Stage 5, on stage 4's real output, with its judge audit. AUDIT audit rows, not the default
+    # 100, to keep this test's extra cost to a few calls of the 135M model (the pipeline audits it
     # on 20); whether the tiny judge passes is not fixed here, only that the audit is recorded,
     # gates the rows as it says, and the report says what it found.
     p = run("response_checker", "--check_model=local",
             f"--input_file=../alignment_checker/final_local_results/local_merged_{stem4}.csv", "--max_tokens=60",
-            "--audit=10")
+            f"--audit={AUDIT}")
     assert p.returncode == 0, p.stderr
     judged = clone / "response_checker" / f"local_merged_{stem4}_response_check_merged_local.csv"
     checked = check_output(judged, CHECK_COLS)
     info = runinfo(judged)
     audit = info["audit"]
     record = audit["judges"][0]
-    assert audit["size"] == 10 and record["judge"] == "local" and audit["verdict"] in ("passed", "failed")
-    assert record["scored"] + record["unscored"] + record["failed"] == 10 and record["failed"] == 0
+    assert audit["size"] == AUDIT and record["judge"] == "local" and audit["verdict"] in ("passed", "failed")
+    assert record["scored"] + record["unscored"] + record["failed"] == AUDIT and record["failed"] == 0
     assert f"local: {record['scored']} scored, {record['unscored']} unscored" in p.stdout
     if audit["verdict"] == "passed":
         assert list(checked["prompt"]) == list(answered["prompt"]) and "judge_skipped" not in info
@@ -125,7 +126,7 @@ def test_pipeline_on_the_embedded_model(clone):
     else:  # the audit gates the judge: no row sent, and the record says why
         assert checked.empty and info["judge_skipped"]["reason"] == "failed"
         assert "failed its audit" in p.stderr and "--judge_failed_audit" in p.stderr
-    assert not set(checked["prompt"]) & {i.prompt for i in auditset.subset(10)}  # audit rows stay out
+    assert not set(checked["prompt"]) & {i.prompt for i in auditset.subset(AUDIT)}  # audit rows stay out
 
     # The report on these two files: its Judges table says what the audit found.
     out = clone / "report"
