@@ -40,7 +40,7 @@ async def ask():
         await client.aclose()
 
 res = asyncio.run(ask())
-print(json.dumps({"urls": urls, "pids": [p.pid for p in ls._started], "text": res.text, "model": res.model,
+print(json.dumps({"urls": urls, "pids": [p.pid for p, _ in ls._started], "text": res.text, "model": res.model,
                   "tokens": res.completion_tokens}), flush=True)
 sys.stdin.read()
 """

@@ -40,8 +40,7 @@ STARTUP_TIMEOUT = 180.0
 N_CTX = 4096
 
 _lock = threading.Lock()
-_started: list[subprocess.Popen] = []
-_started_urls: tuple[str, ...] = ()
+_started: list[tuple[subprocess.Popen, str]] = []  # the servers this process started, with their URLs
 
 
 def model_path() -> Path:
@@ -188,9 +187,9 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 def _stop_started() -> None:
-    global _started, _started_urls
-    procs, _started, _started_urls = _started, [], ()
-    _stop(procs)
+    global _started
+    started, _started = _started, []
+    _stop([proc for proc, _ in started])
 
 
 def _sigterm_to_exit(signum, frame):  # let atexit handlers run on SIGTERM
@@ -203,25 +202,24 @@ def _urls(value: str) -> tuple[str, ...]:
 
 def ensure_local_server() -> tuple[str, ...]:
     """Base URLs of running embedded servers, starting them for this process if needed."""
-    global _started, _started_urls
+    global _started
     env_urls = _urls(os.environ.get("ORBENCH_LOCAL_URL", ""))
     if env_urls:
         return env_urls
     with _lock:
-        if _started_urls and all(proc.poll() is None for proc in _started):
-            return _started_urls
+        if _started and all(proc.poll() is None for proc, _ in _started):
+            return tuple(url for _, url in _started)
         try:
             urls = tuple(json.loads(state_file().read_text())["urls"])
             if urls and all(_answers(u) for u in urls):
                 return urls
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        started = start_servers()
-        _started, _started_urls = [p for p, _ in started], tuple(u for _, u in started)
+        _started = start_servers()
         atexit.register(_stop_started)
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
             signal.signal(signal.SIGTERM, _sigterm_to_exit)
-        return _started_urls
+        return tuple(url for _, url in _started)
 
 
 def serve(port: int | None = None) -> int:
