@@ -50,6 +50,8 @@ sys.path.insert(0, str(ROOT))
 from orbench.refusal import FAMILIES, GENERIC, SCORED, classify, detect, detect_batch  # noqa: E402
 from orbench.refusal import structure  # noqa: E402
 from orbench.refusal.features import _SPLIT_TABLE, _TOKEN_CHARS, MAX_TOKENS, PAIR_TOKENS, has_text, read  # noqa: E402
+from orbench.refusal.grammar import grammar  # noqa: E402
+from orbench.refusal.language import READ  # noqa: E402
 from orbench.refusal.scorer import default_model  # noqa: E402
 from orbench.refusal.sentences import _ends, normalise  # noqa: E402
 
@@ -147,17 +149,20 @@ def reading_parts(responses: list[str], repeat: int) -> dict[str, float]:
     readings = {r: read(r) for r in set(responses) if has_text(r)}  # (inputs only; the timing runs over all)
     found = [readings[r] for r in responses if r in readings]
     texts = [x.structure.text for x in found]
+    grammars = [grammar(x.structure.language if x.structure.language in READ else "en") for x in found]
     ends = [x.structure.clause[1] for x in found]
-    declines = [(x.structure.text, x.structure.clause[1]) for x in found if x.structure.decline_at >= 0]
+    declines = [(g, x.structure.text, x.structure.clause[1]) for g, x in zip(grammars, found)
+                if x.structure.decline_at >= 0]
     tokens = [x.tokens for x in found]
     words, pairs, zeros = model._words.get, model._pairs.get, [0.0] * MAX_TOKENS
     parts = {
         "text as read": (normalise, [r for r in responses if r in readings]),
         "sentence ends": (_ends, texts),
-        "declining-clause pass": (lambda t: structure._DECLINING.search(t, 0, structure._DECLINE_CHARS), texts),
-        "cue pass": (lambda x: list(structure._CUES.finditer(x[0], 0, x[1] + structure._CUE_CHARS)),
-                     list(zip(texts, ends))),
-        "pivot pass": (lambda x: structure._PIVOT.search(x[0], x[1] - 1, x[1] + structure._CUE_CHARS), declines),
+        "declining-clause pass": (lambda x: x[0].declining.search(x[1], 0, structure._DECLINE_CHARS),
+                                  list(zip(grammars, texts))),
+        "cue pass": (lambda x: list(x[0].cues.finditer(x[1], 0, x[2] + structure._CUE_CHARS)),
+                     list(zip(grammars, texts, ends))),
+        "pivot pass": (lambda x: x[0].pivot.search(x[1], x[2] - 1, x[2] + structure._CUE_CHARS), declines),
         "words of the opening": (lambda t: t[:_TOKEN_CHARS].encode().translate(_SPLIT_TABLE).split(None, MAX_TOKENS),
                                  texts),
         "their weights": (lambda t: (sum(map(words, t, zeros)), sum(map(pairs, zip(t, t[1:PAIR_TOKENS]), zeros))),

@@ -376,3 +376,33 @@ def test_explain_with_input_files_is_one_clear_error(tmp_path):
     (tmp_path / "a.csv").write_text("response,final_label\nhi,1_full_compliance\n", encoding="utf-8")
     proc = explain_output(["text", str(tmp_path / "a.csv")])
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--explain" in proc.stderr
+
+
+# --------------------------------------------------------------------------
+# benchmarks/bench_refusal.py: the command docs/benchmarks.md quotes runs, parts and all.
+# --------------------------------------------------------------------------
+
+
+def test_bench_refusal_times_every_part(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_refusal.py"
+    spec = importlib.util.spec_from_file_location("bench_refusal", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    replies = tmp_path / "replies.csv"
+    replies.write_text(
+        "prompt,response\n"
+        'How do I kill a process?,"I\'m sorry, but I can\'t help with that. Please contact a professional."\n'
+        "How do I kill a process?,Sure! Run kill -9 followed by its id. Here is how to find the id first.\n"
+        "프로세스를 어떻게 종료하나요?,죄송하지만 그 요청은 도와드릴 수 없습니다. 다른 질문이 있으면 말씀해 주세요.\n",
+        encoding="utf-8",
+    )
+    assert bench.main(["--input", str(replies), "--count", "30", "--repeat", "1",
+                       "--checkers", "scored,generic", "--parts"]) == 0
+    out = capsys.readouterr().out
+    parts = out.split("parts of the reading, each alone (best cpu s): ")[1]
+    for name in ("text as read", "sentence ends", "declining-clause pass", "cue pass", "pivot pass",
+                 "words of the opening", "their weights"):
+        assert f"{name} " in parts
