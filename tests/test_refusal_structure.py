@@ -304,6 +304,33 @@ def test_factoring_keeps_the_order_of_branches_that_start_alike():
         assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
 
 
+def test_groups_that_open_a_branch_are_written_out_in_the_engines_order():
+    # An opening group of alternatives becomes one branch per alternative, tried in the same order
+    # (a greedy "?" tries the group first); a repeated, lazy or lookaround opening stays as it is, and
+    # the branches on either side of one that stays are factored apart, keeping every preference.
+    from orbench.refusal.patterns import _opened
+
+    assert _opened("(?:this|the) answer") == ["this answer", "the answer"]
+    assert _opened("(?:sincerely )?sorry") == ["sincerely sorry", "sorry"]
+    assert _opened("(?:a|(?:b|c)d)e") == ["ae", "bde", "cde"]
+    for kept in ("(?:a|b)*c", "(?:a|b)??c", "(?:a|b)+c", "(?:a|b){2}c", "(?<!x)cd", "(?=a)ab", "(?:x)?"):
+        assert _opened(kept) == [kept]
+    branches = ["ab", "(?:x|a)bc", "(?<!z)a", "(?:sincerely )?sorry", "a", "so", "(?:a|b)*c", "bd", "(?:b|c)e"]
+    plain, factored = re.compile("|".join(branches)), re.compile(_factored(branches))
+    for text in ["abc", "xbc", "zab", "a", "sincerely sorry", "sorry", "so", "aac", "bd", "be", "ce", "bbc", "ya"]:
+        assert [m.span() for m in factored.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
+def test_every_english_cue_branch_is_factored():
+    # The cue pass runs at every word of the opening: a branch left out of the factoring (one that
+    # opens with a lookaround or a repeated group) makes the engine try every branch at every word.
+    from orbench.refusal.patterns import _alternatives, _literal_start, _opened
+
+    for branches in (cues_en.SPEC.cues, cues_en.SPEC.declines + cues_en.SPEC.judges, cues_en.SPEC.pivots):
+        opened = [b for _, branch in branches for alt in _alternatives(branch) for b in _opened(alt)]
+        assert all(map(_literal_start, opened)), [b[:40] for b in opened if not _literal_start(b)]
+
+
 def test_has_digit_is_any_decimal_digit():
     for text in ["no digits here", "room 101, floor 3", "\u0663 in Arabic-Indic", "full width \uff11", "caf\u00e9 2"]:
         for start in range(len(text)):
