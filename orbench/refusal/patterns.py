@@ -15,7 +15,7 @@ written without spaces between words (Chinese, Japanese), or whose cues sit insi
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 _META = frozenset("\\()[]{}?*+|.^$")  # characters that are not literal in a pattern
 
@@ -85,6 +85,20 @@ def _opened(branch: str) -> list[str]:
 
 def _group_end(branch: str) -> int:
     """Where the group that opens `branch` ends (just past its ")"), or -1."""
+    return next((i + 1 for i, _, depth in _syntax(branch) if depth == 0), -1)
+
+
+def _alternatives(branch: str) -> list[str]:
+    """A branch split at its top-level "|" (outside groups and character classes): factoring
+    needs each alternative on its own, or "我是X|我没有Y" beside "我不是Z" would become
+    "我(?:是X|我没有Y|不是Z)"."""
+    cuts = [i for i, c, depth in _syntax(branch) if c == "|" and depth == 0]
+    return [branch[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(branch)])]
+
+
+def _syntax(branch: str) -> Iterator[tuple[int, str, int]]:
+    """Each character of a pattern outside escapes and character classes, where it is, and
+    how many groups are open after it."""
     depth, i, in_class = 0, 0, False
     while i < len(branch):
         c = branch[i]
@@ -94,38 +108,10 @@ def _group_end(branch: str) -> int:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            depth += (c == "(") - (c == ")")
+            yield i, c, depth
         i += 1
-    return -1
-
-
-def _alternatives(branch: str) -> list[str]:
-    """A branch split at its top-level "|" (outside groups and character classes): factoring
-    needs each alternative on its own, or "我是X|我没有Y" beside "我不是Z" would become
-    "我(?:是X|我没有Y|不是Z)"."""
-    out, depth, start, i, in_class = [], 0, 0, 0, False
-    while i < len(branch):
-        c = branch[i]
-        if c == "\\":
-            i += 1
-        elif in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            out.append(branch[start:i])
-            start = i + 1
-        i += 1
-    return out + [branch[start:]]
 
 
 def alternation(branches: list[tuple[str, str]], roles: tuple[str, ...] | None = None,
