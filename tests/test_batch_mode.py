@@ -268,11 +268,12 @@ def test_stages_2_and_3_take_batch_too(harness, tmp_path, monkeypatch, stage):
 # --------------------------------------------------------------------------- kill, resume, cancel
 
 
-def _start(clone: Path, models: Path, *extra: str) -> subprocess.Popen:
+def _start(clone: Path, models: Path, *extra: str, sigint_ignored: bool = False) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, SCRIPTS["alignment_checker"], "--model", "fake", "--input_file", "p.csv",
          "--models_file", str(models), "--batch_poll_seconds", "0.05", *extra],
-        cwd=clone / "alignment_checker", env=stage_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=clone / "alignment_checker", env=stage_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None)
 
 
 def _wait_for(predicate, what: str, timeout: float = 60.0) -> None:
@@ -322,6 +323,22 @@ def test_killed_while_polling_resumes_without_submitting_again(clone, tmp_path, 
     assert sum(r.method == "POST" and r.path == "/v1/files" for r in srv.requests) == 3
     assert chat_requests(srv) == []
     assert len(read_csv(out)) == len(PROMPTS)
+
+
+def test_sigterm_while_polling_stops_even_where_sigint_is_ignored(clone, tmp_path, held_server):
+    # A stage started in the background of a script ignores SIGINT; a scheduler's SIGTERM must
+    # still stop it while it polls (no asyncio run is on then), as Ctrl-C would: 130, batch kept.
+    srv = held_server
+    models = write_models(tmp_path / "models.toml", {"fake": fake_entry(srv)})
+    prompts_csv(clone / "alignment_checker")
+    proc = _start(clone, models, "--batch", sigint_ignored=True)
+    _wait_for(lambda: len(batch_posts(srv)) == 1 and _polls(srv) >= 2, "the batch being polled")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    sidecar = json.loads((clone / "alignment_checker" / OUT).with_name("fake_merged_p.batch.json").read_text())
+    assert [s["status"] for s in sidecar["shards"]] == ["validating"]
 
 
 def test_cancel_then_batch_again_collects_the_partial_results_and_resubmits_the_rest(clone, tmp_path, held_server):

@@ -27,7 +27,8 @@ MAX_FUNCTION_LINES = 60
 # own folder and of lower layers; two folders on one layer are peers and import neither the other.
 # The root's own modules sit at 0 (what every layer may import) or at the top (the commands).
 LAYERS = {
-    "orbench": 0, "orbench.errors": 0, "orbench.lazy": 0, "orbench._moved": 0, "orbench.testing": 0,
+    "orbench": 0, "orbench.errors": 0, "orbench.stopping": 0, "orbench.lazy": 0, "orbench._moved": 0,
+    "orbench.testing": 0,
     "orbench.protocol": 1,
     "orbench.engine": 2,
     "orbench.tables": 3,
@@ -39,7 +40,7 @@ LAYERS = {
     "orbench.commands": 9,
     "orbench.__main__": 10, "orbench.evaluate_refusal": 10,  # python -m orbench[.evaluate_refusal]
 }
-ROOT_BASE = ("orbench", "orbench.errors", "orbench.lazy", "orbench._moved")  # one folder: the root's base
+ROOT_BASE = ("orbench", "orbench.errors", "orbench.stopping", "orbench.lazy", "orbench._moved")  # one folder: the root's base
 
 # Every module-level name of orbench/testing/fake_openai.py before it was split (commit
 # 612f62b), less its private helpers; tests in other branches import these from there.

@@ -247,12 +247,22 @@ def test_sigkill_mid_run_then_rerun_gives_exactly_the_uninterrupted_rows(
     assert _log_lines(log) - requests_before_rerun == 300 - kept  # only the missing rows were asked
 
 
+def _sigint(disposition: str):
+    """What SIGINT does in the stage's process: Python's default, or ignored, as in a process
+    started in the background of a script (`stage ... &`): SIGTERM must stop it all the same."""
+    if disposition == "ignored":
+        return lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
 def test_sigterm_mid_run_keeps_every_reply_it_received_and_the_rerun_pays_only_for_the_rest(
-    subprocess_fake_server, write_models, write_prompts, stage4_args, run_stage, tmp_path
+    subprocess_fake_server, write_models, write_prompts, stage4_args, run_stage, tmp_path, sigint
 ):
     """SIGTERM (a scheduler's stop, `kill`) ends a stage as Ctrl-C does (exit 130): the rows it
     wrote stay, every reply it received is in the response cache, and the re-run asks the
-    endpoint for exactly the prompts whose replies are in neither."""
+    endpoint for exactly the prompts whose replies are in neither. Also where the stage's
+    process ignores SIGINT (started in the background of a script)."""
     import sqlite3
 
     url, log = subprocess_fake_server
@@ -262,7 +272,7 @@ def test_sigterm_mid_run_keeps_every_reply_it_received_and_the_rerun_pays_only_f
     out = tmp_path / "stopped" / "fake_merged_prompts.csv"
     args = stage4_args(models, prompts, out, concurrency=4, no_cache=False)
     proc = subprocess.Popen([sys.executable, str(STAGE4), *args], cwd=tmp_path, env=subprocess_env({KEY_ENV: "k"}),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint(sigint))
     try:
         while proc.poll() is None and not (out.exists() and out.read_bytes().count(b"\n") >= 40):
             time.sleep(0.005)

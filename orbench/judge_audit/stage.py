@@ -11,7 +11,6 @@ in batch mode its requests join the rows' batch (`messages()`).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from typing import Any, Awaitable, Callable, Sequence
@@ -24,6 +23,7 @@ from orbench.engine.llm import CallFailed, LLMClient
 from orbench.protocol.parsing import judge_verdict
 from orbench.protocol.prompts import judge_messages
 from orbench.engine.jobs import Failed, Job, Outcome, run_jobs
+from orbench.stopping import run_async
 
 FAILED = "failed"  # one judge's call failed on a row that others answered
 # (messages) -> one reply or CallFailed per judge, in the order of the names
@@ -108,7 +108,7 @@ class StageAudit:
                 for c in clients:
                     await c.aclose()
 
-        asyncio.run(go())
+        run_async(go())
         spent = [tuple(a - b for a, b in zip(_spent(c), old)) for c, old in zip(clients, before)]
         self.record = {**self._record(sink, spent), **({"batch": batch} if batch else {}),
                        "seconds": round(time.monotonic() - started, 3)}

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import signal
-import threading
 import sys
 from typing import Callable, Sequence
 
 from ..errors import EarlyExit, UserError, run_command
+from ..stopping import sigterm_as_interrupt
 from ..engine.llm import LLMClient
 from ..engine.cache import ResponseCache, default_cache_path
 from ..engine.registry import Endpoint, resolve
@@ -146,7 +144,7 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     from dotenv import find_dotenv, load_dotenv
 
     load_dotenv(find_dotenv(usecwd=True), override=False)  # the environment wins over .env
-    _sigterm_as_interrupt()
+    sigterm_as_interrupt()
     try:
         return run_command(main, argv)
     except EarlyExit as stop:
@@ -156,19 +154,3 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except KeyboardInterrupt:
         print("interrupted: finished rows are saved; run the same command again to resume", file=sys.stderr)
         return 130
-
-
-def _stop_on_sigterm(signum, frame):
-    signal.raise_signal(signal.SIGINT)  # the same path as Ctrl-C, asyncio's own handler included
-
-
-def _sigterm_as_interrupt() -> None:
-    """SIGTERM (a job scheduler, `kill`, a container stop) ends a stage as Ctrl-C does: the rows
-    and cached replies it holds are written before it exits (130). A handler someone else set stays."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (
-            signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)
-
-
-def run_async(coro):
-    return asyncio.run(coro)

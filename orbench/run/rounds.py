@@ -22,6 +22,7 @@ from .runplan import lines_for_requests, one_line, stage_label
 from .spec import GeneratorSpec
 from .cli import rows_exit_code
 from ..errors import warn
+from ..stopping import run_async
 
 
 def run_rounds(spec: GeneratorSpec, backend: Backend | None = None) -> int:
@@ -101,7 +102,7 @@ def _drive(spec: GeneratorSpec, backend: Backend, out: RowFile) -> None:
             await client.aclose()
 
     try:
-        asyncio.run(go())
+        run_async(go())
     except EndpointError as err:
         bar.leave = False
         raise FatalEndpointError(str(err)) from None

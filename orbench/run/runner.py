@@ -9,7 +9,6 @@ code. A spec only says what its rows are and how replies become output rows.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from ..batch import BatchOptions, add_batch_options, batch_options, run_batch_ph
 from ..batch.plan import collect
 from .cli import add_run_options, make_client, make_parser, open_cache, rows_exit_code, run_cli
 from ..errors import UserError, warn
+from ..stopping import run_async
 from ..tables.inputs import MAX_PROMPT_CHARS, PreparedRows, load_rows, too_long
 from ..engine.jobs import Failed, Job, Outcome, RunCounts, run_jobs
 from ..engine.llm import ChatRequest, LLMClient
@@ -240,7 +240,7 @@ def _run_jobs(spec: StageSpec, jobs: list[Job], output: StageOutput, done: set[s
                 await c.aclose()
 
     try:
-        return asyncio.run(go())
+        return run_async(go())
     except BaseException:
         write_runinfo(spec.output().path, record.updated({"complete": False, "rows_total": len(jobs)},
                                                          client_info(clients, spec.ctx.baseline)))
