@@ -273,7 +273,8 @@ def _start(clone: Path, models: Path, *extra: str, sigint_ignored: bool = False)
         [sys.executable, SCRIPTS["alignment_checker"], "--model", "fake", "--input_file", "p.csv",
          "--models_file", str(models), "--batch_poll_seconds", "0.05", *extra],
         cwd=clone / "alignment_checker", env=stage_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL))
+    # (SIG_DFL: Ctrl-C as in a terminal's foreground, even where the tests run in the background)
 
 
 def _wait_for(predicate, what: str, timeout: float = 60.0) -> None:
