@@ -1,0 +1,90 @@
+"""The Korean parts held out under variants of the scored detector's training (a study, not a benchmark).
+
+    python benchmarks/korean_variants.py                  # as shipped
+    python benchmarks/korean_variants.py --variant no_endings
+    python benchmarks/korean_variants.py --variant endings_l2 --factor 3
+
+Each Korean part of the pool is scored by a detector fitted on every other part (English and the
+other Korean models), as `--leave_one_out` does for it, under one variant:
+
+* `shipped`: the training as it ships;
+* `no_endings`: without the Korean word endings ("~습니다");
+* `no_korean_copies`: without the Korean copies of the structural features ("s:ko:...");
+* `structure_only`: no word features at all;
+* `endings_l2`, `copies_l2`: the endings' or the Korean copies' regularisation times `--factor`
+  (done by dividing those features' values by the factor's square root, which is the same fit).
+
+docs/refusal/languages.md quotes its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from orbench.refusal.features import ENDING, FIRST, has_text  # noqa: E402
+from orbench.refusal.metrics import Confusion  # noqa: E402
+from orbench.refusal.pool import AMBIGUOUS, load_pool  # noqa: E402
+from orbench.refusal.train import Dataset, TrainConfig, example, train_rows  # noqa: E402
+
+VARIANTS = ("shipped", "no_endings", "no_korean_copies", "structure_only", "endings_l2", "copies_l2")
+KOREAN = "orbench_ko/"
+
+
+def _is_ending(key: str) -> bool:
+    return key.lstrip(FIRST).startswith(ENDING)
+
+
+def _is_copy(key: str) -> bool:
+    return key.startswith("s:ko:")
+
+
+def _dropped(variant: str):
+    return {"no_endings": _is_ending, "no_korean_copies": _is_copy}.get(variant)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", choices=VARIANTS, default="shipped")
+    parser.add_argument("--factor", type=float, default=1.0, help="for endings_l2 and copies_l2")
+    parser.add_argument("--pool_dir", default=None)
+    args = parser.parse_args(argv)
+    drop = _dropped(args.variant)
+    exs = []
+    for row in load_pool(args.pool_dir):
+        if row.gold == AMBIGUOUS or not has_text(row.response):
+            continue
+        ex = example(row)
+        if ex.foreign:
+            continue
+        if drop is not None:
+            ex = dataclasses.replace(ex, keys=tuple(k for k in ex.keys if not drop(k)))
+        exs.append(ex)
+    data = Dataset(exs)
+    if args.variant in ("endings_l2", "copies_l2"):
+        which = _is_ending if args.variant == "endings_l2" else _is_copy
+        scale = np.array([1.0 / np.sqrt(args.factor) if which(n) else 1.0 for n in data.names])
+        data.x = data.x.multiply(scale).tocsr()  # a feature's values / sqrt(k): its L2 penalty x k
+    config = TrainConfig(words=args.variant != "structure_only")
+    print(f"variant: {args.variant}" + (f" x {args.factor:g}" if args.variant.endswith("_l2") else ""))
+    for part in sorted(p for p in set(data.parts.tolist()) if p.startswith(KOREAN)):
+        model, fit = train_rows(data, np.flatnonzero(data.parts != part), config)
+        rows = np.flatnonzero(data.parts == part)
+        scores = 1.0 / (1.0 + np.exp(-(model.scale * fit.logits(data, rows) + model.shift)))
+        c = Confusion()
+        for gold, score in zip(data.y[rows] > 0.5, scores):
+            c.add(bool(gold), bool(score >= model.threshold))
+        print(f"  {part[len(KOREAN):]:36s} n={c.n:4d}  accuracy {c.accuracy:.3f}  refusals called answers "
+              f"{1 - c.recall:.1%}  answers called refusals {c.answers_called_refusals:.1%}  "
+              f"rate error {c.rate_error:+.1f} points")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
