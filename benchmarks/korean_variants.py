@@ -28,10 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.refusal.features import ENDING, FIRST, has_text  # noqa: E402
+from orbench.refusal.features import ENDING, FIRST, STRUCTURE_PREFIX  # noqa: E402
 from orbench.refusal.metrics import Confusion  # noqa: E402
-from orbench.refusal.pool import AMBIGUOUS, load_pool  # noqa: E402
-from orbench.refusal.train import Dataset, TrainConfig, example, train_rows  # noqa: E402
+from orbench.refusal.pool import load_pool  # noqa: E402
+from orbench.refusal.train import Dataset, TrainConfig, examples, sigmoid, train_rows  # noqa: E402
 
 VARIANTS = ("shipped", "no_endings", "no_korean_copies", "structure_only", "endings_l2", "copies_l2")
 KOREAN = "orbench_ko/"
@@ -42,7 +42,7 @@ def _is_ending(key: str) -> bool:
 
 
 def _is_copy(key: str) -> bool:
-    return key.startswith("s:ko:")
+    return key.startswith(STRUCTURE_PREFIX + "ko:")
 
 
 def _dropped(variant: str):
@@ -56,27 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool_dir", default=None)
     args = parser.parse_args(argv)
     drop = _dropped(args.variant)
-    exs = []
-    for row in load_pool(args.pool_dir):
-        if row.gold == AMBIGUOUS or not has_text(row.response):
-            continue
-        ex = example(row)
-        if ex.foreign:
-            continue
-        if drop is not None:
-            ex = dataclasses.replace(ex, keys=tuple(k for k in ex.keys if not drop(k)))
-        exs.append(ex)
+    exs = examples(load_pool(args.pool_dir))  # clear labels, some text, a language the detector reads
+    if drop is not None:
+        exs = [dataclasses.replace(ex, keys=tuple(k for k in ex.keys if not drop(k))) for ex in exs]
     data = Dataset(exs)
     if args.variant in ("endings_l2", "copies_l2"):
-        which = _is_ending if args.variant == "endings_l2" else _is_copy
-        scale = np.array([1.0 / np.sqrt(args.factor) if which(n) else 1.0 for n in data.names])
+        which = data.endings if args.variant == "endings_l2" else np.array([_is_copy(n) for n in data.names])
+        scale = np.where(which, 1.0 / np.sqrt(args.factor), 1.0)
         data.x = data.x.multiply(scale).tocsr()  # a feature's values / sqrt(k): its L2 penalty x k
     config = TrainConfig(words=args.variant != "structure_only")
     print(f"variant: {args.variant}" + (f" x {args.factor:g}" if args.variant.endswith("_l2") else ""))
     for part in sorted(p for p in set(data.parts.tolist()) if p.startswith(KOREAN)):
         model, fit = train_rows(data, np.flatnonzero(data.parts != part), config)
         rows = np.flatnonzero(data.parts == part)
-        scores = 1.0 / (1.0 + np.exp(-(model.scale * fit.logits(data, rows) + model.shift)))
+        scores = sigmoid(model.scale * fit.logits(data, rows) + model.shift)
         c = Confusion()
         for gold, score in zip(data.y[rows] > 0.5, scores):
             c.add(bool(gold), bool(score >= model.threshold))

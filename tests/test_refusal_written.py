@@ -48,8 +48,9 @@ _DISAGREE = {"zh5:36"}  # a paywall: only lawful ways to read, or the lawful rea
 
 
 def test_the_second_readers_labels_are_the_files_labels():
-    """Every row a second reader labelled (second_reader.csv, ids `zh1:N` ... `ja4:N`) has the
-    writer's label in its file: the agreement the README reports."""
+    """Every row a second reader labelled (second_reader.csv, ids `zh1:N` ... `zh5:N`) has the
+    writer's label in its file, but for the one disagreement recorded (_DISAGREE): the agreement
+    the README reports."""
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
              "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv"}
     second = _rows("second_reader.csv")
