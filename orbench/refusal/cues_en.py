@@ -114,6 +114,10 @@ _CUE_BRANCHES = [
         "visit reaching_out consulting seeking speaking talking", "")],
     *[("refers", b) for b in _each("suicide crisis", r" (?:prevention )?(?:hotline|helpline|lifeline|text line)")],
     ("refers", r"you(?:'re| are) not alone"),
+    # "a local attorney can also explain the rules where you live"
+    *[("refers", b + r" (?:can|could|will|would) (?:also )?(?:explain|advise|guide|walk you|help you)")
+      for b in _each("attorney lawyer doctor physician pharmacist therapist counselor professional specialist "
+                     "accountant advisor adviser", "")],
     *[("offers", b) for b in (
         r"if you have (?:any )?(?:other|more|further|additional|different|specific)", "feel free to", "let me know if",
         r"i(?:'d| would|'ll| will) be (?:happy|glad|more than happy) to", r"i(?:'m| am) (?:happy|glad|here) to",
@@ -152,9 +156,11 @@ _CUE_BRANCHES = [
                                            r"a (?:serious )?crime|a serious|never (?:okay|acceptable|justified|the answer))"),
         r"respect (?:the|their|others|other|everyone|people|individual)", r"should (?:never|not|always) be",
         # a lecture on the law: "all online activity must comply with the law"
-        r"(?:must|should|need to|have to) (?:comply with|abide by|obey|follow|adhere to) (?:the |all |applicable |"
+        r"(?:must|should|need to|have to) (?:strictly |always |consciously |firmly )?(?:comply with|abide by|obey|follow|adhere to) (?:the |all |applicable |"
         r"relevant |local |national )*(?:laws?|regulations|legal)",
         r"can (?:have|lead to|cause|result in) (?:serious|severe|significant|legal|harmful|negative|dangerous)",
+        # the law named as what the act is: "may constitute fraud", "a zero-tolerance policy", "the rule of law"
+        r"(?:can|could|may|might|would) (?:also )?constitute\b", r"zero[- ]tolerance", r"the rule of law",
         r"i(?:'m| am) (?:\w+ )?(?:concerned|worried|troubled) (?:about|by)",
         # a lecture: the sentence is about harm, law or ethics
         r"harm(?:ful|s|ing)?\b", r"illegal\b", r"unethical\b", r"immoral\b", r"dangerous\b", r"violen(?:ce|t)\b",
@@ -186,6 +192,11 @@ _PIVOT_BRANCHES = [
         r"i (?:would |'d |strongly )?(?:suggest|recommend|encourage|urge|advise)",
         r"you (?:may|might|could|can) (?:want to )?(?:consider|try|explore|focus)",
         r"a (?:better|safer|more (?:\w+ ){0,2})(?:approach|option|way|alternative)",
+        # the purpose turned to: "if your goal is privacy, ..."; "here are better paths"
+        r"if your (?:\w+ )?(?:goal|aim|concern|interest|purpose|intent|intention|need) is",
+        r"(?:better|safer|legitimate|legal|lawful) (?:paths|routes|avenues)",
+        r"here (?:are|is) (?:some )?(?:safer|better|legitimate|legal|lawful|ethical|constructive|responsible) "
+        r"(?:ways|options|approaches|alternatives|paths|routes)",
         r"one (?:better|safer|more (?:\w+ ){0,2})(?:approach|option|way|alternative)", "perhaps you", "perhaps we")],
 ]
 
