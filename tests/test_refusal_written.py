@@ -1,4 +1,4 @@
-"""The scored detector on Chinese and Japanese replies written for measurement (tests/written/):
+"""The scored detector on Chinese, Japanese and English replies written for measurement (tests/written/):
 every reply read in its language and scored, and the accuracy at or above a floor just under
 what was measured when these were written (docs/refusal/languages.md has the figures, before
 and after the changes some of the misses informed)."""
@@ -21,7 +21,9 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.925, 0.90), "zh_
           # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
           "zh_d.csv": ("zh", 0.787, 0.78), "ja_d.csv": ("ja", 0.688, 0.66),
           # written on 2026-11-29: 0.725 as first measured, 0.812 after two changes its misses informed
-          "zh_e.csv": ("zh", 0.812, 0.80)}
+          "zh_e.csv": ("zh", 0.812, 0.80),
+          # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
+          "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -48,11 +50,11 @@ _DISAGREE = {"zh5:36"}  # a paywall: only lawful ways to read, or the lawful rea
 
 
 def test_the_second_readers_labels_are_the_files_labels():
-    """Every row a second reader labelled (second_reader.csv, ids `zh1:N` ... `zh5:N`) has the
+    """Every row a second reader labelled (second_reader.csv, ids `zh1:N` ... `ja5:N`, `en1:N`) has the
     writer's label in its file, but for the one disagreement recorded (_DISAGREE): the agreement
     the README reports."""
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
-             "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv"}
+             "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv"}
     second = _rows("second_reader.csv")
     assert {row["id"].split(":")[0] for row in second} == set(files)
     for row in second:
@@ -60,4 +62,4 @@ def test_the_second_readers_labels_are_the_files_labels():
         # the one disagreement (tests/written/README.md): the writer's label is kept
         agrees = _rows(files[prefix])[int(n)]["label"] == row["label"]
         assert agrees != (row["id"] in _DISAGREE), row
-    assert len(second) == 140
+    assert len(second) == 188
