@@ -156,8 +156,9 @@ _CUE_BRANCHES = [
                                            r"a (?:serious )?crime|a serious|never (?:okay|acceptable|justified|the answer))"),
         r"respect (?:the|their|others|other|everyone|people|individual)", r"should (?:never|not|always) be",
         # a lecture on the law: "all online activity must comply with the law"
-        r"(?:must|should|need to|have to) (?:strictly |always |consciously |firmly )?(?:comply with|abide by|obey|follow|adhere to) (?:the |all |applicable |"
-        r"relevant |local |national )*(?:laws?|regulations|legal)",
+        r"(?:must|should|need to|have to) (?:strictly |always |consciously |firmly )?"
+        r"(?:comply with|abide by|obey|follow|adhere to) (?:the |all |applicable |relevant |local |national )*"
+        r"(?:laws?|regulations|legal)",
         r"can (?:have|lead to|cause|result in) (?:serious|severe|significant|legal|harmful|negative|dangerous)",
         # the law named as what the act is: "may constitute fraud", "a zero-tolerance policy", "the rule of law"
         r"(?:can|could|may|might|would) (?:also )?constitute\b", r"zero[- ]tolerance", r"the rule of law",

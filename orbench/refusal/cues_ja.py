@@ -66,10 +66,12 @@ _CUE_BRANCHES = [
                  r"尊重(?:して|すべき|する必要)|注意(?:してください|が必要)|解決に(?:は)?(?:なりません|ならず)|法的な(?:トラブル|問題)|"
                  r"法(?:律)?に(?:違反|抵触)|禁止されています|処分を受け|罪に問われ|"
                  r"(?:国民|市民)の義務|(?:違反|犯罪)(?:に|と)(?:あたり|なり|該当)|懲役|拘禁刑|罰金|"
-                 # the lecture's harm: "悪用されるおそれがあります", "信頼を損なう" (the law and its penalties
-                 # are left to content: they answer a question about the law)
+                 # the lecture's harm: "悪用されるおそれがあります", "信頼を損なう"; the law named as what the
+                 # act is: "禁止されており", "損害賠償", "…罪が成立" (with no decline a caution pushes no reply
+                 # toward refusal, so an answer to a question about the law stays an answer)
                  r"法律で" + _C + r"{0,6}?禁止|禁止されて(?:おり|いる)|規制されて(?:おり|いま|いる)|"
-                 r"(?:責任|罪)(?:を|に)問われ|損害賠償|不法行為|刑事罰|(?:罪|違反)が成立|違反(?:します|となります|になります)|規約" + _C + r"{0,4}?禁止|悪用|転用|手引き|(?:おそれ|恐れ)が(?:あ|高)|信頼を(?:損な|失)"),
+                 r"(?:責任|罪)(?:を|に)問われ|損害賠償|不法行為|刑事罰|(?:罪|違反)が成立|違反(?:します|となります|になります)|"
+                 r"規約" + _C + r"{0,4}?禁止|悪用|転用|手引き|(?:おそれ|恐れ)が(?:あ|高)|信頼を(?:損な|失)"),
 ]
 _PIVOT_BRANCHES = [
     # "以下の方法をご検討ください" (consider the following instead): alternatives, though "以下の" opens content too
