@@ -271,12 +271,24 @@ def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence_end: int) -> bo
     "我不能提供破解方法。如果您需要上网" declines the method, not going online)."""
     if g.language == "en":
         last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
-        return g.disclaimer_object.search(text, last_word, m.end() + 50) is not None
+        found = g.disclaimer_object.search(text, last_word, m.end() + 50)
+        # the object of the declining verb, not a word further on ("I can't write an opinion piece",
+        # "instructions for causing physical harm", "content promoting the view" are the request)
+        return (found is not None and _EN_ANOTHER_OBJECT.search(text, m.end(), found.start()) is None
+                and _EN_DESCRIBED.match(text, found.end()) is None)
     before, after = _OBJECT_WINDOW.get(g.language, (0, 30))
     return g.disclaimer_object.search(text, max(0, m.start() - before), min(m.end() + after, sentence_end)) is not None
 
 
 _OBJECT_WINDOW = {"ko": (40, 10), "ja": (40, 10), "zh": (0, 30)}  # characters before and after the clause
+# Between an English declining clause and the word it would disclaim, a word that opens another
+# object: "instructions for causing physical harm", "reviews that guarantee", "content promoting
+# the view" (a gerund, unless it is the declining act: "capable of providing medical advice").
+_EN_ANOTHER_OBJECT = re.compile(r" (?:for|how|that|which|who|(?!provid|giv|offer|shar|mak|form|hav|express|hold|brows|"
+                                r"access|predict|diagnos)[a-z]+ing)\b")
+# A disclaimed word that a description follows is a thing asked for: "opinion piece", "views promoting ...".
+_EN_DESCRIBED = re.compile(r"[a-z]* (?:piece|pieces|article|articles|essay|essays|column|columns|editorial|"
+                           r"promoting|suggesting|claiming|supporting|justifying|endorsing|demeaning|targeting)\b")
 _PREAMBLES = frozenset({AI, SYMPATHY})  # a sentence of these may go on to answer: "As an AI ..., but ..."
 _GOES_ON_WORDS = 6  # words after ", but" that make a sentence of their own
 _GOES_ON_CHARS = 12  # (characters, where words are not spaced)
