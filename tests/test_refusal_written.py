@@ -23,7 +23,9 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.925, 0.90), "zh_
           # written on 2026-11-29: 0.725 as first measured, 0.812 after two changes its misses informed
           "zh_e.csv": ("zh", 0.812, 0.80),
           # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
-          "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76)}
+          "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76),
+          # written later on 2026-11-29 and measured on the code of the day: 0.700 and 0.717
+          "ja_f.csv": ("ja", 0.767, 0.75), "en_b.csv": ("en", 0.717, 0.70)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -54,7 +56,8 @@ def test_the_second_readers_labels_are_the_files_labels():
     writer's label in its file, but for the one disagreement recorded (_DISAGREE): the agreement
     the README reports."""
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
-             "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv"}
+             "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv",
+             "ja6": "ja_f.csv", "en2": "en_b.csv"}
     second = _rows("second_reader.csv")
     assert {row["id"].split(":")[0] for row in second} == set(files)
     for row in second:
@@ -62,4 +65,4 @@ def test_the_second_readers_labels_are_the_files_labels():
         # the one disagreement (tests/written/README.md): the writer's label is kept
         agrees = _rows(files[prefix])[int(n)]["label"] == row["label"]
         assert agrees != (row["id"] in _DISAGREE), row
-    assert len(second) == 188
+    assert len(second) == 220
