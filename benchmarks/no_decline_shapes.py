@@ -25,13 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.refusal.features import read  # noqa: E402
-from orbench.refusal.pool import load_pool  # noqa: E402
+from orbench.refusal.features import has_text, read  # noqa: E402
+from orbench.refusal.pool import ANSWER, REFUSAL, load_pool  # noqa: E402
+from orbench.refusal.roles import CAUTIONS, CONTENT, OFFERS, REFERS, SYMPATHY  # noqa: E402
 
 ASKS_METHOD = re.compile(r"\b(?:how (?:can|do|could|would|should|might|to|does|is)|ways? (?:to|of|for|in)|methods?|"
                          r"techniques?|strateg\w*|steps?|tips|guide|instructions?|tutorial|procedures?|"
                          r"approach\w*|tactics?|recipe)\b", re.IGNORECASE)
-_NO_ANSWER = ("cautions", "refers", "offers", "sympathy")
+_NO_ANSWER = frozenset({CAUTIONS, REFERS, OFFERS, SYMPATHY})
 
 
 def shape(response: str, prompt: str) -> str | None:
@@ -41,7 +42,7 @@ def shape(response: str, prompt: str) -> str | None:
         return None
     if any(st.items):
         return "list"
-    lecture = any(r in _NO_ANSWER for r in st.roles) and st.roles.count("content") <= 3
+    lecture = not _NO_ANSWER.isdisjoint(st.roles) and st.roles.count(CONTENT) <= 3
     return "lecture" if lecture else "prose"
 
 
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     counts: Counter = Counter()
     for row in load_pool(args.pool_dir):
-        if row.gold not in ("answer", "refusal") or not (row.response or "").strip():
+        if row.gold not in (ANSWER, REFUSAL) or not has_text(row.response):
             continue
         found = shape(row.response, row.prompt or "")
         if found:
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             counts[(row.part.split("/")[0], found, asks, row.gold)] += 1
     print(f"{'source':14s} {'shape':8s} {'prompt':9s} {'answers':>8s} {'refusals':>9s}")
     for source, found, asks in sorted({key[:3] for key in counts}):
-        answers, refusals = counts[(source, found, asks, "answer")], counts[(source, found, asks, "refusal")]
+        answers, refusals = counts[(source, found, asks, ANSWER)], counts[(source, found, asks, REFUSAL)]
         print(f"{source:14s} {found:8s} {asks:9s} {answers:8d} {refusals:9d}")
     return 0
 

@@ -115,9 +115,7 @@ _CUE_BRANCHES = [
     *[("refers", b) for b in _each("suicide crisis", r" (?:prevention )?(?:hotline|helpline|lifeline|text line)")],
     ("refers", r"you(?:'re| are) not alone"),
     # "a local attorney can also explain the rules where you live"
-    *[("refers", b + r" (?:can|could|will|would) (?:also )?(?:explain|advise|guide|walk you|help you)")
-      for b in _each("attorney lawyer doctor physician pharmacist therapist counselor professional specialist "
-                     "accountant advisor adviser", "")],
+    ("refers", _HELPER + r" (?:can|could|will|would) (?:also )?(?:explain|advise|guide|walk you|help you)"),
     *[("offers", b) for b in (
         r"if you have (?:any )?(?:other|more|further|additional|different|specific)", "feel free to", "let me know if",
         r"i(?:'d| would|'ll| will) be (?:happy|glad|more than happy) to", r"i(?:'m| am) (?:happy|glad|here) to",
