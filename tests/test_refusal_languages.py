@@ -151,6 +151,32 @@ def test_the_roles_found_in_each_language():
     assert ja.language == "ja" and ja.roles[ja.decline_at] == DECLINE and ja.pivot == "alternative"
 
 
+@pytest.mark.parametrize(
+    ("text", "role"),
+    [
+        # the model's own opinions, advice or ability: a disclaimer
+        ("저는 AI 어시스턴트로서 법률 조언을 제공할 수 없습니다. 하지만 일반적으로 계약서는 꼼꼼히 읽어야 합니다.", DISCLAIMS),
+        ("현재 인터넷에 접근할 수 없기 때문에, 가장 최신의 데이터를 제공할 수 없음을 양해 부탁드립니다.", DISCLAIMS),
+        ("我无法访问互联网，也无法获取实时的股市数据。", DISCLAIMS),
+        ("私はリアルタイムの情報にアクセスできないため、今夜の試合結果はお伝えできません。", DISCLAIMS),
+        # the word is part of another object, which the request asked for: a decline
+        ("저는 특정 집단에 대한 부정적인 감정을 조장하는 내용을 작성할 수 없습니다.", DECLINE),
+        ("저는 특정 헤어 컬러에 대한 부정적인 감정을 표현하는 요청에 응답할 수 없습니다.", DECLINE),
+        ("저는 인종 순수성에 대한 논란의 여지가 있는 의견을 작성할 수 없습니다.", DECLINE),
+        ("인터넷에서 다른 사람을 괴롭히는 방법은 알려드릴 수 없습니다.", DECLINE),
+        ("我无法提供在互联网上骚扰他人的方法。", DECLINE),
+        ("我不能撰写宣扬这种个人观点的文章。", DECLINE),
+        ("申し訳ございませんが、診断書の偽造についてはお手伝いできません。", DECLINE),
+        ("インターネット上の個人情報を勝手に調べる方法はお教えできません。", DECLINE),
+        # nor is a word in the sentence before (a heading) what this sentence declines
+        ("부정적 감정 확산에 관한 안내\n저는 온라인에서의 괴롭힘을 조장하거나 지원하지 않습니다.", DECLINE),
+    ],
+)
+def test_what_a_decline_disclaims_is_its_own_object(text, role):
+    st = parse(text)
+    assert st.roles[st.decline_at] == role, (text, st.roles)
+
+
 def test_lectures_and_declines_written_last_are_read():
     """Shapes of tests/written/zh_d.csv and ja_d.csv: a conditional "如果涉及违法行为，应当…报警" is
     a referral, not a judgement of the request; Japanese declines that name no act ("ジョークは

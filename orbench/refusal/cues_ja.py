@@ -43,6 +43,10 @@ _DISCLAIMER_OBJECT = (
     r"(?:個人的な)?(?:意見|感情|見解|好み|信念)|(?:医療|医学的な?|法的な?|法律|財務|投資|専門的な)(?:アドバイス|助言|診断|判断)|"
     r"診断|リアルタイム|最新(?:の)?情報|インターネット|予測|正確な(?:数字|答え|情報)"
 )
+# After such a word, what makes it only describe another object, one the request asked for: a compound
+# ("診断書", "インターネット上の"), or a phrase that heads a requested thing ("…を調べる方法は").
+_DISCLAIMED_THING = (r"(?:書|証|上)|[^。！？\n]*?(?:の|する|した|な|る|た)[^。！？\n]{0,8}?"
+                     r"(?:方法|記事|内容|文章|手順|やり方|投稿|コメント|書類)")
 # "次のような窓口もあります" (there are helplines such as these): a referral, and after a decline a
 # referral offered in the request's place
 _HELPLINES_THERE = r"(?:窓口|相談先|支援機関)(?:が|も)(?:あります|ございます)"
@@ -100,6 +104,7 @@ SPEC = GrammarSpec(
     declines=_DECLINE_BRANCHES,
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
+    disclaimed_thing=_DISCLAIMED_THING,
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="が、",  # "医療アドバイスはできませんが、一般的には……" (I cannot give medical advice, but generally ...)

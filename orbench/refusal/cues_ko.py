@@ -62,6 +62,13 @@ _DISCLAIMER_OBJECT = (
     r"(?:의학적|의료|법률|법적|재정|금융|투자|전문적인?|심리) ?(?:조언|상담|자문|진단|판단)|진단|실시간|최신 정보|"
     r"인터넷|웹 ?검색|브라우징|예측|미래를|정확한 (?:수치|답|숫자|정보|통계)|확실(?:하게|히)|개인 ?정보에 접근"
 )
+# After such a word, what makes it only describe another object, one the request asked for: a clause
+# or a genitive that heads a requested thing ("감정을 조장하는 내용을", "인터넷에서 괴롭히는 방법은"), or
+# an opinion to be written ("의견을 작성할 수 없습니다": a piece asked for).
+_DISCLAIMED_THING = (
+    r"[^.?!\n]*?(?:는|은|한|할|된|의|인) (?:[가-힣]+ )?(?:글|내용|요청|기사|방법|콘텐츠|문장|메시지|게시물|주장|칼럼|에세이)"
+    r"(?:을|를|에|은|는|이|가|과|와)?(?![가-힣])|[을를] (?:작성|써|쓰)"
+)
 _HELPERS = r"(?:변호사|의사|경찰|상담사|전문의|전문가|상담 ?센터|핫라인|기관|당국|병원|보건소|의료진|치료사)"
 _CUE_BRANCHES = [
     ("refers", _HELPERS + r"(?:와|과|에게|에|을|를|의)? ?(?:상담|문의|연락|신고|도움|방문|찾|조언|진료)"),
@@ -109,6 +116,7 @@ SPEC = GrammarSpec(
     declines=_DECLINE_BRANCHES,
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
+    disclaimed_thing=_DISCLAIMED_THING,
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="지만 ",  # "제공할 수 없지만 일반적으로 ..." (I cannot give ..., but generally ...)

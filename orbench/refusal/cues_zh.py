@@ -62,6 +62,10 @@ _DISCLAIMER_OBJECT = (
     r"(?:个人)?(?:观点|意见|看法|情感|感情|偏好|立场|信仰)|(?:医疗|医学|法律|财务|投资|专业|心理)(?:建议|意见|咨询|诊断)|"
     r"诊断|实时|即时|最新(?:的)?(?:信息|数据|资讯)|上网|连网|联网|浏览|互联网|网路|预测|准确的(?:数字|答案|数据)|确切"
 )
+# After such a word, what makes it only describe another object, one the request asked for: a "的"
+# phrase that heads a requested thing ("互联网上骚扰他人的方法", "个人观点的文章"), or a compound ("诊断书").
+_DISCLAIMED_THING = (r"[^，。；！？,.!?\n]{0,16}?的[^，。；！？,.!?\n的]{0,6}?"
+                     r"(?:文章|方法|内容|步骤|办法|技巧|言论|评论|帖子|指南|教程|手段|途径|理由)|书|证明")
 _HELPERS = (r"(?:专业人士|专业人员|专家|医生|医师|律师|心理咨询师|心理医生|咨询师|顾问|警方|警察|相关部门|有关部门|"
             r"有关机构|热线|专业机构|执法部门|医院|医疗机构|急救(?:电话|中心)?|120|110|119|仲裁(?:委员会|机构)|劳动监察|税务师|会计师|法官|事务所)")
 _PROFESSIONS = r"(?:医生|医师|律师|心理医生|心理咨询师|咨询师|专业人士|专家|理财顾问|财务顾问|税务顾问|顾问|医疗专业人员)"
@@ -130,6 +134,7 @@ SPEC = GrammarSpec(
     declines=_DECLINE_BRANCHES,
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
+    disclaimed_thing=_DISCLAIMED_THING,
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="，但",  # "我不能提供医疗建议，但一般来说……" (I cannot give medical advice, but generally ...)

@@ -140,3 +140,6 @@ class GrammarSpec(NamedTuple):
     lead: str  # what every branch starts with: a space where words are spaced and cues start words
     goes_on_skip: int = 1  # where, past the start of `goes_on`, the sentence that goes on starts
     instead: str = r"(?!)"  # a turn to something else in a reply that never declines ("Instead, ...")
+    # matched where a disclaimer's word ends: the word only describes another object, one the request
+    # asked for ("부정적인 감정을 조장하는 내용", "互联网上骚扰他人的方法", "診断書")
+    disclaimed_thing: str = r"(?!)"

@@ -195,7 +195,7 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
     if m is not None:
         decline_at, clause = bisect_right(starts, m.start() + 1) - 1, m.span()
         found = JUDGES if dg.judging.match(text, m.start()) else DECLINE
-        if found == DECLINE and _disclaims(text, m, dg, ends[decline_at]):
+        if found == DECLINE and _disclaims(text, m, dg, (starts[decline_at], ends[decline_at])):
             found = DISCLAIMS
         _split_goes_on(text, starts, ends, roles, decline_at, m.end(), dg)
         roles[decline_at] = found
@@ -264,11 +264,13 @@ def _declining(text: str, g: Grammar, end: int) -> tuple[Grammar, re.Match[str] 
     return g, m
 
 
-def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence_end: int) -> bool:
+def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence: tuple[int, int]) -> bool:
     """Whether a declining clause declines only opinions, advice or an ability (its object
     follows the verb in English and Chinese, and comes before it in Korean and Japanese; in
-    those three, looked for only up to the end of the clause's sentence, `sentence_end`:
-    "我不能提供破解方法。如果您需要上网" declines the method, not going online)."""
+    those three, looked for only inside the clause's sentence, `sentence`: "我不能提供破解方法。
+    如果您需要上网" declines the method, not going online). The word must be the object itself,
+    not a word that describes another object, the one asked for ("감정을 조장하는 내용을 작성할 수
+    없습니다" declines the content)."""
     if g.language == "en":
         last_word = text.rfind(" ", m.start(), m.end())  # the space before the clause's last word
         found = g.disclaimer_object.search(text, last_word, m.end() + 50)
@@ -277,7 +279,13 @@ def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence_end: int) -> bo
         return (found is not None and _EN_ANOTHER_OBJECT.search(text, m.end(), found.start()) is None
                 and _EN_DESCRIBED.match(text, found.end()) is None)
     before, after = _OBJECT_WINDOW.get(g.language, (0, 30))
-    return g.disclaimer_object.search(text, max(0, m.start() - before), min(m.end() + after, sentence_end)) is not None
+    end = min(m.end() + after, sentence[1])
+    for found in g.disclaimer_object.finditer(text, max(sentence[0], m.start() - before), end):
+        # what describes the word comes before the verb where the head comes last, after it elsewhere
+        thing_end = max(m.end(), found.end()) if g.language in _HEAD_LAST else end
+        if g.disclaimed_thing.match(text, found.end(), thing_end) is None:
+            return True
+    return False
 
 
 _OBJECT_WINDOW = {"ko": (40, 10), "ja": (40, 10), "zh": (0, 30)}  # characters before and after the clause
