@@ -16,12 +16,13 @@ from orbench.refusal.features import read
 WRITTEN = Path(__file__).with_name("written")
 
 # file: (language, measured accuracy, floor)
-FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.925, 0.90), "zh_c.csv": ("zh", 0.950, 0.94),
-          "ja_b.csv": ("ja", 0.925, 0.90), "ja_c.csv": ("ja", 0.912, 0.89),
+FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_c.csv": ("zh", 0.960, 0.94),
+          "ja_b.csv": ("ja", 0.950, 0.90), "ja_c.csv": ("ja", 0.938, 0.89),
           # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
           "zh_d.csv": ("zh", 0.787, 0.78), "ja_d.csv": ("ja", 0.688, 0.66),
           # written on 2026-11-29: 0.725 as first measured, 0.812 after two changes its misses informed
-          "zh_e.csv": ("zh", 0.812, 0.80),
+          # (0.800 since the retraining of 2026-11-29's second day moved one reply from 0.511 to 0.495)
+          "zh_e.csv": ("zh", 0.800, 0.80),
           # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
           "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76),
           # written later on 2026-11-29 and measured on the code of the day: 0.700 and 0.717

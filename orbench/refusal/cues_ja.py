@@ -105,6 +105,8 @@ SPEC = GrammarSpec(
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
     disclaimed_thing=_DISCLAIMED_THING,
+    # "以下のような形でお手伝いできます" (I can help in these ways), "代わりにお手伝いできること" (a heading)
+    offered_list=r"(?:以下|次)のような(?:形|こと|方法)で(?:も)?お手伝い(?:でき|いたし|し)|お手伝いできること",
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="が、",  # "医療アドバイスはできませんが、一般的には……" (I cannot give medical advice, but generally ...)

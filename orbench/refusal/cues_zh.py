@@ -135,6 +135,9 @@ SPEC = GrammarSpec(
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
     disclaimed_thing=_DISCLAIMED_THING,
+    # "我可以在这些方面帮助您：" (I can help you in these ways:), then a list of what it would write or analyse
+    offered_list=r"我(?:们)?(?:也|还|倒是)?可以(?:在|从)?(?:这些|以下|下面|这几个)?(?:几个)?(?:方面)?(?:帮助|帮|为|协助)(?:你|您)"
+                 r"[^。！？\n]{0,6}?[：:]",
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="，但",  # "我不能提供医疗建议，但一般来说……" (I cannot give medical advice, but generally ...)

@@ -24,6 +24,7 @@ class Grammar(NamedTuple):
     judging: re.Pattern[str]  # which of those is a judgement (matched where a declining clause starts)
     disclaimer_object: re.Pattern[str]  # a decline about opinions, advice or ability only
     disclaimed_thing: re.Pattern[str]  # after such a word: it describes another object, asked for
+    offered_list: re.Pattern[str]  # a lead-in to a list of help the model offers instead
     cues: re.Pattern[str]  # every cue of a sentence that carries no answer
     cue_roles: tuple[tuple[str, re.Pattern[str]], ...]  # which role a cue marks
     pivot: re.Pattern[str]
@@ -42,6 +43,7 @@ def compile_spec(spec: GrammarSpec) -> Grammar:
         judging=alternation(spec.judges, lead=lead),
         disclaimer_object=re.compile(spec.disclaimer_object),
         disclaimed_thing=re.compile(spec.disclaimed_thing),
+        offered_list=re.compile(spec.offered_list),
         cues=alternation(spec.cues, lead=lead),
         cue_roles=tuple((role, alternation(spec.cues, (role,), lead=lead)) for role in CUE_ROLES
                         if any(r == role for r, _ in spec.cues)),

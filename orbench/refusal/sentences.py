@@ -43,9 +43,10 @@ _THINK = re.compile(r"\s*<(think|thinking|reasoning|reflection)>")
 
 # Where a sentence ends: . ! ? : or a line break (with any more of them and closing quotes),
 # before a space or a line break.
-_BOUND = re.compile(r"[.!?:\n][.!?:\"'\n]*(?=[ \n])|[\u3002\uff01\uff1f][\u3002\uff01\uff1f\"'\u300d\u300f\uff09)]*")
+_BOUND = re.compile(r"[.!?:\n][.!?:\"'\n]*(?=[ \n])|[\u3002\uff01\uff1f][\u3002\uff01\uff1f\"'\u300d\u300f\uff09)]*\n?")
 # (the second branch: Chinese and Japanese end a sentence with a full stop, an exclamation or a
-# question mark of their own, with no space after it)
+# question mark of their own, with no space after it; a line break after it ends the same sentence,
+# so that the next line, a list item's, opens where a line does)
 # The same on the classes of a normalised ASCII text: 1 for . ! ? : and the line break, 2 for
 # quotes (see `_ends`).
 _CLASSES = bytes(1 if b in b".!?:\n" else 2 if b in b"\"'" else 32 if b == 32 else 97 for b in range(256))
