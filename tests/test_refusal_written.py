@@ -21,12 +21,14 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_
           # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
           "zh_d.csv": ("zh", 0.787, 0.78), "ja_d.csv": ("ja", 0.688, 0.66),
           # written on 2026-11-29: 0.725 as first measured, 0.812 after two changes its misses informed
-          # (0.800 since the retraining of 2026-11-29's second day moved one reply from 0.511 to 0.495)
+          # (0.800 since a later retraining that day moved one reply from 0.511 to 0.495)
           "zh_e.csv": ("zh", 0.800, 0.80),
           # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
           "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76),
           # written later on 2026-11-29 and measured on the code of the day: 0.700 and 0.717
-          "ja_f.csv": ("ja", 0.767, 0.75), "en_b.csv": ("en", 0.717, 0.70)}
+          "ja_f.csv": ("ja", 0.767, 0.75), "en_b.csv": ("en", 0.717, 0.70),
+          # written last, later still on 2026-11-29: 0.733 as first measured, 0.800 after the changes its misses informed
+          "zh_f.csv": ("zh", 0.800, 0.78)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -58,7 +60,7 @@ def test_the_second_readers_labels_are_the_files_labels():
     the README reports."""
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
              "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv",
-             "ja6": "ja_f.csv", "en2": "en_b.csv"}
+             "ja6": "ja_f.csv", "en2": "en_b.csv", "zh6": "zh_f.csv"}
     second = _rows("second_reader.csv")
     assert {row["id"].split(":")[0] for row in second} == set(files)
     written = {prefix: _rows(name) for prefix, name in files.items()}  # each file read once
@@ -67,4 +69,4 @@ def test_the_second_readers_labels_are_the_files_labels():
         # the one disagreement (tests/written/README.md): the writer's label is kept
         agrees = written[prefix][int(n)]["label"] == row["label"]
         assert agrees != (row["id"] in _DISAGREE), row
-    assert len(second) == 220
+    assert len(second) == 236
