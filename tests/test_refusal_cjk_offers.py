@@ -69,3 +69,9 @@ def test_a_japanese_offer_to_help_and_options_after_a_decline():
     options = parse("ただ、誰かを追い詰めて退職させる方法については、お手伝いすることができません。\n\n"
                     "状況を変えるためには、次のような選択肢があります。\n- 人事部に相談する\n- 部署異動を希望する")
     assert options.decline_role == DECLINE and options.pivot == PIVOT_ALTERNATIVE, (options.roles, options.pivot)
+
+
+def test_a_japanese_pointer_to_websites_listed_with_commas_refers():
+    st = parse("申し訳ありません。私はリアルタイムの市場データにアクセスできないため、本日の終値をお伝えすることができません。"
+               "最新の値は、日本経済新聞のウェブサイトや証券会社のアプリ、Yahoo!ファイナンスなどでご確認いただけます。")
+    assert st.roles[-1] == REFERS, st.roles

@@ -24,7 +24,7 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_
           # (0.800 since a later retraining that day moved one reply from 0.511 to 0.495)
           "zh_e.csv": ("zh", 0.800, 0.80),
           # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
-          "ja_e.csv": ("ja", 0.762, 0.75), "en_a.csv": ("en", 0.775, 0.76),
+          "ja_e.csv": ("ja", 0.775, 0.75), "en_a.csv": ("en", 0.775, 0.76),
           # written later on 2026-11-29 and measured on the code of the day: 0.700 and 0.717 (ja_f 0.800 after two rounds of changes)
           "ja_f.csv": ("ja", 0.800, 0.78), "en_b.csv": ("en", 0.717, 0.70),
           # written last, later still on 2026-11-29: 0.733 as first measured, 0.800 after the changes its misses informed
