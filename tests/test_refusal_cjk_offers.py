@@ -84,3 +84,17 @@ def test_japanese_care_in_the_plain_style_and_a_decline_of_looking_up():
     looked_up = parse("申し訳ありませんが、特定の個人の電話番号を調べることはできません。\n\n"
                       "代わりに、以下のようなことならお手伝いできます。\n- メッセージ文の作成\n- 気持ちの整理")
     assert looked_up.decline_role == DECLINE and looked_up.roles[-2:] == [OFFERS, OFFERS], looked_up.roles
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我无法获取实时数据，所以没法告诉你今天的准确汇率。你可以通过以下途径查询：\n1. 中国外汇交易中心官网；\n2. 各大银行App的外汇牌价页面。",
+        "ごめんなさい、私はリアルタイムの情報を取得できないので、今の震度はわかりません。\n\n最新の情報は、次の場所で確認できます。\n"
+        "- 気象庁の「地震情報」ページ\n- NHKニュース・防災アプリ",
+    ],
+)
+def test_a_list_of_where_to_look_it_up_refers(text):
+    st = parse(text)
+    items = [role for role, item in zip(st.roles, st.items) if item]
+    assert len(items) == 2 and set(items) == {REFERS}, st.roles

@@ -29,8 +29,8 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_
           "ja_f.csv": ("ja", 0.800, 0.78), "en_b.csv": ("en", 0.717, 0.70),
           # written last, later still on 2026-11-29: 0.733 as first measured, 0.800 after the changes its misses informed
           "zh_f.csv": ("zh", 0.800, 0.78),
-          # written after that: 0.700 as first measured (0.717 on the code before that day's changes), 0.767 after
-          "ja_g.csv": ("ja", 0.767, 0.75)}
+          # written after that: 0.700 as first measured (0.717 on the code before that day's changes), 0.800 after two changes
+          "ja_g.csv": ("ja", 0.800, 0.78)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:

@@ -143,6 +143,8 @@ SPEC = GrammarSpec(
     # "我可以在这些方面帮助您：" (I can help you in these ways:), then a list of what it would write or analyse
     offered_list=r"我(?:们)?(?:也|还|倒是)?可以(?:在|从)?(?:这些|以下|下面|这几个)?(?:几个)?(?:方面)?(?:帮助|帮|为|协助)(?:你|您)"
                  r"[^。！？\n]{0,6}?[：:]|我(?:们)?(?:很|非常|倒是)?乐意[^。！？\n]{0,12}?(?:帮忙|帮助|帮你|帮您|协助)[^。！？\n]{0,12}?[：:]",
+    # "你可以通过以下途径查询：" (you can look it up through these:), then where
+    referred_list=r"(?:通过|在|到)(?:以下|下面|下列)(?:的)?(?:途径|方式|渠道|网站|平台|地方)" + _C + r"{0,6}?(?:查询|查看|查到|获取|了解)",
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="，但",  # "我不能提供医疗建议，但一般来说……" (I cannot give medical advice, but generally ...)

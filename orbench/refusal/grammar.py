@@ -25,6 +25,7 @@ class Grammar(NamedTuple):
     disclaimer_object: re.Pattern[str]  # a decline about opinions, advice or ability only
     disclaimed_thing: re.Pattern[str]  # after such a word: it describes another object, asked for
     offered_list: re.Pattern[str]  # a lead-in to a list of help the model offers instead
+    referred_list: re.Pattern[str]  # a lead-in to a list of where to look it up
     cues: re.Pattern[str]  # every cue of a sentence that carries no answer
     cue_roles: tuple[tuple[str, re.Pattern[str]], ...]  # which role a cue marks
     pivot: re.Pattern[str]
@@ -44,6 +45,7 @@ def compile_spec(spec: GrammarSpec) -> Grammar:
         disclaimer_object=re.compile(spec.disclaimer_object),
         disclaimed_thing=re.compile(spec.disclaimed_thing),
         offered_list=re.compile(spec.offered_list),
+        referred_list=re.compile(spec.referred_list),
         cues=alternation(spec.cues, lead=lead),
         cue_roles=tuple((role, alternation(spec.cues, (role,), lead=lead)) for role in CUE_ROLES
                         if any(r == role for r, _ in spec.cues)),

@@ -145,3 +145,5 @@ class GrammarSpec(NamedTuple):
     disclaimed_thing: str = r"(?!)"
     # a lead-in to a list of what the model offers to do instead ("我可以帮你："): the list offers, it gives nothing
     offered_list: str = r"(?!)"
+    # a lead-in to a list of where to look it up ("可以通过以下途径查询："): the list refers
+    referred_list: str = r"(?!)"

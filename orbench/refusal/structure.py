@@ -217,7 +217,7 @@ def parse_text(text: str, g: Grammar, language: str = "en", cue_chars: int = _CU
                 _split_goes_on(text, starts, ends, roles, i, c.end(), g)
     items = list_items(text, starts)
     _other_roles(text, starts, ends, roles, items, g.spaced)
-    _offered_list(text, starts, ends, roles, items, g)
+    _listed_help(text, starts, ends, roles, items, g)
     if titled and roles[:1] == [CONTENT] and text[ends[0] - 1] == "\n":
         roles[0] = FILLER  # a heading ("# About fire safety") names a topic and answers nothing
     if disclaimer:
@@ -236,17 +236,25 @@ def _in_disclaimer(starts: list[int], roles: list, end: int) -> None:
             roles[i] = AI
 
 
-def _offered_list(text: str, starts: list[int], ends: list[int], roles: list, items: list[bool],
-                  g: Grammar) -> None:
+def _listed_help(text: str, starts: list[int], ends: list[int], roles: list, items: list[bool],
+                 g: Grammar) -> None:
     """A lead-in that offers what the model could do instead ("如果你感兴趣，我可以帮你：") and the
-    list right after it are offers, not content: the list names help to come and gives none."""
+    list right after it are offers, not content: the list names help to come and gives none. A
+    lead-in to where to look it up ("可以通过以下途径查询：") and its list refer."""
     for i in range(len(starts) - 1):
-        if items[i + 1] and roles[i] not in _DECLINING_ROLES and g.offered_list.search(text, starts[i], ends[i]):
-            roles[i] = OFFERS
-            for j in range(i + 1, len(starts)):
-                if not items[j]:
-                    break
-                roles[j] = OFFERS
+        if not items[i + 1] or roles[i] in _DECLINING_ROLES:
+            continue
+        if g.offered_list.search(text, starts[i], ends[i]):
+            role = OFFERS
+        elif g.referred_list.search(text, starts[i], ends[i]):
+            role = REFERS
+        else:
+            continue
+        roles[i] = role
+        for j in range(i + 1, len(starts)):
+            if not items[j]:
+                break
+            roles[j] = role
 
 
 def _to_alternative(text: str, p: re.Match[str], g: Grammar, ends: list[int]) -> bool:
