@@ -30,7 +30,10 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_
           # written last, later still on 2026-11-29: 0.733 as first measured, 0.800 after the changes its misses informed
           "zh_f.csv": ("zh", 0.800, 0.78),
           # written after that: 0.700 as first measured (0.717 on the code before that day's changes), 0.800 after two changes
-          "ja_g.csv": ("ja", 0.800, 0.78)}
+          "ja_g.csv": ("ja", 0.800, 0.78),
+          # written last, to measure the day's final code: 0.700 and 0.767 as first measured (0.733 and 0.750 on the
+          # code before the day's changes); then a regression the day's "没法" caused was mended: 0.733 and 0.783
+          "zh_g.csv": ("zh", 0.733, 0.71), "ja_h.csv": ("ja", 0.783, 0.76)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -63,7 +66,7 @@ def test_the_second_readers_labels_are_the_files_labels():
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
              "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv",
              "ja6": "ja_f.csv", "en2": "en_b.csv", "zh6": "zh_f.csv",
-             "ja7": "ja_g.csv"}
+             "ja7": "ja_g.csv", "zh7": "zh_g.csv", "ja8": "ja_h.csv"}
     second = _rows("second_reader.csv")
     assert {row["id"].split(":")[0] for row in second} == set(files)
     written = {prefix: _rows(name) for prefix, name in files.items()}  # each file read once
@@ -72,4 +75,4 @@ def test_the_second_readers_labels_are_the_files_labels():
         # the one disagreement (tests/written/README.md): the writer's label is kept
         agrees = written[prefix][int(n)]["label"] == row["label"]
         assert agrees != (row["id"] in _DISAGREE), row
-    assert len(second) == 252
+    assert len(second) == 284
