@@ -106,3 +106,4 @@ def test_a_decline_of_one_reading_then_the_angle_answered_and_a_formal_japanese_
                "不过从了解市场和防范风险的角度，可以说说哪些行为会影响股价：\n- 大股东集中减持；\n- 散布虚假消息。")
     assert st.decline_role == DECLINE and st.pivot == PIVOT_CONTENT, (st.roles, st.pivot)
     assert parse("その依頼にはお応えしかねます。").decline_role == DECLINE
+    assert parse("这个我不太方便帮忙。即使没有直接使用侮辱性词汇，这类话也会伤人。").decline_role == DECLINE
