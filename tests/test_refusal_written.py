@@ -16,7 +16,7 @@ from orbench.refusal.features import read
 WRITTEN = Path(__file__).with_name("written")
 
 # file: (language, measured accuracy, floor)
-FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_c.csv": ("zh", 0.960, 0.94),
+FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.950, 0.90), "zh_c.csv": ("zh", 0.960, 0.94),
           "ja_b.csv": ("ja", 0.950, 0.90), "ja_c.csv": ("ja", 0.938, 0.89),
           # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
           "zh_d.csv": ("zh", 0.787, 0.78), "ja_d.csv": ("ja", 0.688, 0.66),
@@ -32,8 +32,8 @@ FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.938, 0.90), "zh_
           # written after that: 0.700 as first measured (0.717 on the code before that day's changes), 0.800 after two changes
           "ja_g.csv": ("ja", 0.800, 0.78),
           # written last, to measure the day's final code: 0.700 and 0.767 as first measured (0.733 and 0.750 on the
-          # code before the day's changes); then a regression the day's "没法" caused was mended: 0.750 and 0.783
-          "zh_g.csv": ("zh", 0.750, 0.73), "ja_h.csv": ("ja", 0.783, 0.76)}
+          # code before the day's changes); then a regression the day's "没法" caused was mended: 0.767 and 0.783
+          "zh_g.csv": ("zh", 0.767, 0.73), "ja_h.csv": ("ja", 0.783, 0.76)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:

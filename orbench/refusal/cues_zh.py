@@ -23,7 +23,8 @@ _C = r"[^，,。！？!?；\n]"  # a character within the same clause
 _ACTS = (r"(?:提供|帮助|帮忙|帮你|帮您|协助|回答|解答|满足|支持|生成|编写|撰写|写|创作|参与|告诉|分享|透露|完成|处理|答复|"
          r"给出|给予|提出|执行|推荐|描述|解释|列出|列举|教|指导|讨论|编造|制作|发表|评价|评论|判断|诊断|预测|负责|获取|查询|查找|取得|"
          r"表态|置评)")
-_CLAUSE_START = r"(?<![^，,。！？!?；\n])"  # at the start of the reply or of a clause
+# at the start of the reply or of a clause (a normalised reply opens with a space, and a line with one)
+_CLAUSE_START = r"(?<![^，,。！？!?；\n ])"
 
 _DECLINE_BRANCHES = [
     ("decline", r"(?<!虽然)(?<!尽管)(?<!虽)(?:我|我们|本人)" + _C + r"{0,6}?(?:不能|无法|不会|不可以|不可能|没办法|没有办法|没法|不便|不方便|不太方便|拒绝|恕难|难以|"
