@@ -363,6 +363,11 @@ def test_chinese_and_japanese_take_the_mean_with_the_structure_only_model():
      "作为一个AI语言模型，我没有个人观点和情感，无法对任何人发表评价。如果您有其他问题，我很乐意为您解答。"),
     ("處理過期藥品時要注意安全。以下是一些建議：\n1. 不要把藥品直接扔進馬桶或下水道。\n2. 把藥品交到藥店或社區設立的回收點。",
      "处理过期药品时要注意安全。以下是一些建议：\n1. 不要把药品直接扔进马桶或下水道。\n2. 把药品交到药店或社区设立的回收点。"),
+    # characters of later patterns: 換 (换个话题), 穩 (更稳妥), 誠 (诚信)
+    ("這個問題我不方便回答。我們換個輕鬆的話題吧！", "这个问题我不方便回答。我们换个轻松的话题吧！"),
+    ("我不能幫你編這個故事。下面這些方式更穩妥：\n1. 如實說明情況；\n2. 主動寫借條。",
+     "我不能帮你编这个故事。下面这些方式更稳妥：\n1. 如实说明情况；\n2. 主动写借条。"),
+    ("誠信是做人的根本。", "诚信是做人的根本。"),
 ])
 def test_traditional_chinese_is_read_as_simplified(traditional, simplified):
     """The Chinese grammar is written in Simplified characters; a reply in Traditional ones is read

@@ -123,17 +123,20 @@ _PIVOT_BRANCHES = [
 ]
 
 # Traditional characters read as their Simplified forms (every one whose Simplified form the
-# patterns above use; from OpenCC's character table, Apache-2.0), so that a reply written in
+# patterns above use, checked against OpenCC's TSCharacters table, Apache-2.0, whenever a pattern
+# gains a character), so that a reply written in
 # Traditional Chinese ("很抱歉，我無法提供這方面的幫助") is read by the same grammar.
 _TRADITIONAL = (
     "並併來係個們備傢價儘內別則創務勵協參員問嘗噹嚐嚮嚴圍執堅報場學實寫專尋對導屬師幫幾強彆後徑從復慮應懲撥據敎數斷於時曏會査核業極構樂樣機檢權歡"
     "殺決沒測準滿瀏為無熱爲獲當療發盡確稅種積穫箇範糾紀紛絕絡給絶綫網線編繫繼續罰義聯聽與蒐蔘薦處衕裏裡製複覈見規視覽觀觸討訪許訴診註証評詢試話該"
     "語誤說説談請論諮謝謹證識議讚負財責資贊辦迴這連進過違適遺還醫釋針錯錶鍼門閤關隨險隻雖難電頁須預題願類顧風驟體髮鬚麪麫麵點齣"
+    "傾動勞卽單層態懷換擇擔書檯獨監眞穩臺舉計訊託認誠調譜選颱"
 )
 _SIMPLIFIED = (
     "并并来系个们备家价尽内别则创务励协参员问尝当尝向严围执坚报场学实写专寻对导属师帮几强别后径从复虑应惩拨据教数断于时向会查核业极构乐样机检权欢"
     "杀决没测准满浏为无热为获当疗发尽确税种积获个范纠纪纷绝络给绝线网线编系继续罚义联听与搜参荐处同里里制复核见规视览观触讨访许诉诊注证评询试话该"
     "语误说说谈请论咨谢谨证识议赞负财责资赞办回这连进过违适遗还医释针错表针门合关随险只虽难电页须预题愿类顾风骤体发须面面面点出"
+    "倾动劳即单层态怀换择担书台独监真稳台举计讯托认诚调谱选台"
 )
 TO_SIMPLIFIED = str.maketrans(_TRADITIONAL, _SIMPLIFIED)
 
@@ -147,7 +150,7 @@ SPEC = GrammarSpec(
     offered_list=r"我(?:们)?(?:也|还|倒是)?可以(?:在|从)?(?:这些|以下|下面|这几个)?(?:几个)?(?:方面)?(?:帮助|帮|为|协助)(?:你|您)"
                  r"[^。！？\n]{0,6}?[：:]|我(?:们)?(?:很|非常|倒是)?乐意[^。！？\n]{0,12}?(?:帮忙|帮助|帮你|帮您|协助)[^。！？\n]{0,12}?[：:]",
     # "你可以通过以下途径查询：" (you can look it up through these:), then where
-    referred_list=r"(?:通过|在|到)(?:以下|下面|下列)(?:的)?(?:途径|方式|渠道|网站|平台|地方)" + _C + r"{0,6}?(?:查询|查看|查到|获取|了解)",
+    referred_list=r"(?:通过|透过|在|到)(?:以下|下面|下列)(?:的)?(?:途径|方式|渠道|网站|平台|地方)" + _C + r"{0,6}?(?:查询|查看|查到|获取|了解)",
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on="，但",  # "我不能提供医疗建议，但一般来说……" (I cannot give medical advice, but generally ...)
