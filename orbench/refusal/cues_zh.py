@@ -123,8 +123,8 @@ _PIVOT_BRANCHES = [
 ]
 
 # Traditional characters read as their Simplified forms (every one whose Simplified form the
-# patterns above use, checked against OpenCC's TSCharacters table, Apache-2.0, whenever a pattern
-# gains a character), so that a reply written in
+# patterns above use, from OpenCC's TSCharacters table, Apache-2.0; tests/test_refusal_traditional.py
+# fails when a pattern gains a character not yet looked up), so that a reply written in
 # Traditional Chinese ("很抱歉，我無法提供這方面的幫助") is read by the same grammar.
 _TRADITIONAL = (
     "並併來係個們備傢價儘內別則創務勵協參員問嘗噹嚐嚮嚴圍執堅報場學實寫專尋對導屬師幫幾強彆後徑從復慮應懲撥據敎數斷於時曏會査核業極構樂樣機檢權歡"
