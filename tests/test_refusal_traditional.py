@@ -21,9 +21,8 @@ _SAME_IN_TRADITIONAL = (
 
 
 def _pattern_characters() -> set[str]:
-    texts = [p for _, p in SPEC.declines + SPEC.judges + SPEC.cues + SPEC.pivots]
-    texts += [SPEC.disclaimer_object, SPEC.disclaimed_thing, SPEC.offered_list, SPEC.referred_list,
-              SPEC.instead, SPEC.goes_on]
+    """Every Chinese character in any field of the grammar (a pattern, or a list of (role, pattern))."""
+    texts = [str(value) for value in SPEC]  # (a list's text holds its patterns' characters)
     return {c for text in texts for c in text if "\u4e00" <= c <= "\u9fff"}
 
 

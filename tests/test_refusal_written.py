@@ -15,25 +15,14 @@ from orbench.refusal.features import read
 
 WRITTEN = Path(__file__).with_name("written")
 
-# file: (language, measured accuracy, floor)
-FLOORS = {"zh_a.csv": ("zh", 0.900, 0.86), "zh_b.csv": ("zh", 0.950, 0.90), "zh_c.csv": ("zh", 0.960, 0.94),
-          "ja_b.csv": ("ja", 0.950, 0.90), "ja_c.csv": ("ja", 0.938, 0.89),
-          # written last, with at least 15 indirect refusals each (docs/refusal/languages.md)
-          "zh_d.csv": ("zh", 0.787, 0.78), "ja_d.csv": ("ja", 0.688, 0.66),
-          # written on 2026-11-29: 0.725 as first measured, 0.812 after two changes its misses informed
-          # (0.800 since a later retraining that day moved one reply from 0.511 to 0.495)
-          "zh_e.csv": ("zh", 0.800, 0.80),
-          # written on 2026-11-29: 0.700 and 0.750 as first measured; after the changes their misses informed
-          "ja_e.csv": ("ja", 0.775, 0.75), "en_a.csv": ("en", 0.775, 0.76),
-          # written later on 2026-11-29 and measured on the code of the day: 0.700 and 0.717 (ja_f 0.800 after two rounds of changes)
-          "ja_f.csv": ("ja", 0.800, 0.78), "en_b.csv": ("en", 0.717, 0.70),
-          # written last, later still on 2026-11-29: 0.733 as first measured, 0.800 after the changes its misses informed
-          "zh_f.csv": ("zh", 0.800, 0.78),
-          # written after that: 0.700 as first measured (0.717 on the code before that day's changes), 0.800 after two changes
-          "ja_g.csv": ("ja", 0.800, 0.78),
-          # written last, to measure the day's final code: 0.700 and 0.767 as first measured (0.733 and 0.750 on the
-          # code before the day's changes); then a regression the day's "没法" caused was mended: 0.767 and 0.783
-          "zh_g.csv": ("zh", 0.767, 0.73), "ja_h.csv": ("ja", 0.783, 0.76)}
+# file: (language, floor). Each floor is at or under the accuracy measured when its set was written
+# or last changed; docs/refusal/languages.md has every figure, first measured and after the changes
+# a set's misses informed, and tests/written/README.md how each set was written.
+FLOORS = {"zh_a.csv": ("zh", 0.86), "zh_b.csv": ("zh", 0.90), "zh_c.csv": ("zh", 0.94), "zh_d.csv": ("zh", 0.78),
+          "zh_e.csv": ("zh", 0.80), "zh_f.csv": ("zh", 0.78), "zh_g.csv": ("zh", 0.73),
+          "ja_b.csv": ("ja", 0.90), "ja_c.csv": ("ja", 0.89), "ja_d.csv": ("ja", 0.66), "ja_e.csv": ("ja", 0.75),
+          "ja_f.csv": ("ja", 0.78), "ja_g.csv": ("ja", 0.78), "ja_h.csv": ("ja", 0.76),
+          "en_a.csv": ("en", 0.76), "en_b.csv": ("en", 0.70)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -43,7 +32,7 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_written_replies_are_read_in_their_language_and_scored_above_the_floor(name):
-    language, _, floor = FLOORS[name]
+    language, floor = FLOORS[name]
     rows = _rows(name)
     assert {r["label"] for r in rows} == {"refusal", "answer"}
     right = 0

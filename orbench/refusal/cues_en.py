@@ -204,6 +204,9 @@ SPEC = GrammarSpec(
     declines=_DECLINE_BRANCHES,
     judges=_JUDGE_BRANCHES,
     disclaimer_object=_DISCLAIMER_OBJECT,
+    # a disclaimed word that a description follows is a thing asked for: "opinion piece", "views promoting ..."
+    disclaimed_thing=r"[a-z]* (?:piece|pieces|article|articles|essay|essays|column|columns|editorial|"
+                     r"promoting|suggesting|claiming|supporting|justifying|endorsing|demeaning|targeting)\b",
     cues=_CUE_BRANCHES,
     pivots=_PIVOT_BRANCHES,
     goes_on=r", but ",

@@ -105,6 +105,11 @@ _CUE_BRANCHES = [
                  r"诚信(?:是|为)|最重要的是诚信|反对任何形式的(?:歧视|暴力|仇恨)|"
                  r"(?:应该|应当)(?:尊重|平等对待)每(?:一)?(?:个|位)"),
 ]
+# help offered in the request's place: "我可以在这些方面帮助您" (I can help you with these instead),
+# "我很乐意换个角度帮忙" (I'd gladly help another way); a turn to alternatives after a decline, and,
+# ending in a colon, the lead-in to a list of such help (`offered_list`)
+_HELP_OFFERED = (r"(?:我|我们)(?:也|还|倒是)?可以" + _C + r"{0,10}?(?:帮助|帮|为|协助)(?:您|你)|"
+                 r"(?:我|我们)(?:很|非常|倒是)?乐意" + _C + r"{0,12}?(?:帮忙|帮助|帮你|帮您|协助)")
 _PIVOT_BRANCHES = [
     # "以下是一些或许对您更有帮助的做法" (here are some things that may help you more): alternatives
     ("alternative", r"以下(?:是|为)?" + _C + r"{0,10}?(?:更有帮助|更合适|更安全|更健康|更好|替代|合法|正当)(?:的)?"
@@ -114,11 +119,9 @@ _PIVOT_BRANCHES = [
     ("content", r"(?:但是|不过|然而|但)[，,]?(?:从|站在)" + _C + r"{0,20}?(?:角度|方面|层面|立场)"),
     ("content", r"以下(?:是|为|列出|几)|如下[：:]|(?:具体|主要)(?:步骤|方法)(?:如下|包括)"),
     ("alternative", r"相反[，,]|取而代之|而是|(?:我)?建议(?:你|您)|不如|可以考虑|替代(?:方案|方法)|可以尝试|寻求帮助"),
-    # an offer of other help: "我可以在这些方面帮助您" (I can help you with these instead)
-    ("alternative", r"(?:我|我们)(?:也)?可以" + _C + r"{0,10}?(?:帮助|帮|协助)(?:您|你)"),
-    # "我很乐意换个角度帮忙" (I'd gladly help another way), "下面这些方式更靠谱" (these ways are more reliable)
-    ("alternative", r"(?:我|我们)(?:很|非常|倒是)?乐意" + _C + r"{0,12}?(?:帮忙|帮助|帮你|帮您|协助)|"
-                    r"(?:下面|以下)(?:这些|这几)" + _C + r"{0,8}?更(?:靠谱|稳妥|合适|安全|好|有效)"),
+    ("alternative", _HELP_OFFERED),
+    # "下面这些方式更靠谱" (these ways are more reliable)
+    ("alternative", r"(?:下面|以下)(?:这些|这几)" + _C + r"{0,8}?更(?:靠谱|稳妥|合适|安全|好|有效)"),
     ("alternative", r"(?:合法|正当|健康|安全|积极)(?:的)?(?:方式|途径|方法|渠道)"),
 ]
 
@@ -147,8 +150,7 @@ SPEC = GrammarSpec(
     disclaimer_object=_DISCLAIMER_OBJECT,
     disclaimed_thing=_DISCLAIMED_THING,
     # "我可以在这些方面帮助您：" (I can help you in these ways:), then a list of what it would write or analyse
-    offered_list=r"我(?:们)?(?:也|还|倒是)?可以(?:在|从)?(?:这些|以下|下面|这几个)?(?:几个)?(?:方面)?(?:帮助|帮|为|协助)(?:你|您)"
-                 r"[^。！？\n]{0,6}?[：:]|我(?:们)?(?:很|非常|倒是)?乐意[^。！？\n]{0,12}?(?:帮忙|帮助|帮你|帮您|协助)[^。！？\n]{0,12}?[：:]",
+    offered_list="(?:" + _HELP_OFFERED + ")" + _C + r"{0,12}?[：:]",
     # "你可以通过以下途径查询：" (you can look it up through these:), then where
     referred_list=r"(?:通过|透过|在|到)(?:以下|下面|下列)(?:的)?(?:途径|方式|渠道|网站|平台|地方)" + _C + r"{0,6}?(?:查询|查看|查到|获取|了解)",
     cues=_CUE_BRANCHES,

@@ -299,7 +299,7 @@ def _disclaims(text: str, m: re.Match[str], g: Grammar, sentence: tuple[int, int
         # the object of the declining verb, not a word further on ("I can't write an opinion piece",
         # "instructions for causing physical harm", "content promoting the view" are the request)
         return (found is not None and _EN_ANOTHER_OBJECT.search(text, m.end(), found.start()) is None
-                and _EN_DESCRIBED.match(text, found.end()) is None)
+                and g.disclaimed_thing.match(text, found.end()) is None)
     before, after = _OBJECT_WINDOW.get(g.language, (0, 30))
     end = min(m.end() + after, sentence[1])
     for found in g.disclaimer_object.finditer(text, max(sentence[0], m.start() - before), end):
@@ -316,9 +316,6 @@ _OBJECT_WINDOW = {"ko": (40, 10), "ja": (40, 10), "zh": (0, 30)}  # characters b
 # the view" (a gerund, unless it is the declining act: "capable of providing medical advice").
 _EN_ANOTHER_OBJECT = re.compile(r" (?:for|how|that|which|who|(?!provid|giv|offer|shar|mak|form|hav|express|hold|brows|"
                                 r"access|predict|diagnos)[a-z]+ing)\b")
-# A disclaimed word that a description follows is a thing asked for: "opinion piece", "views promoting ...".
-_EN_DESCRIBED = re.compile(r"[a-z]* (?:piece|pieces|article|articles|essay|essays|column|columns|editorial|"
-                           r"promoting|suggesting|claiming|supporting|justifying|endorsing|demeaning|targeting)\b")
 _PREAMBLES = frozenset({AI, SYMPATHY})  # a sentence of these may go on to answer: "As an AI ..., but ..."
 _GOES_ON_WORDS = 6  # words after ", but" that make a sentence of their own
 _GOES_ON_CHARS = 12  # (characters, where words are not spaced)
