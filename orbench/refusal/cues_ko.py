@@ -22,7 +22,7 @@ _E = r"[^ .?!\n]*"  # the rest of a word (an eojeol)
 _W = r"(?:[^ .?!\n]+ )"  # one word and its space
 # Acts a reply turns down: provide, support, answer, write, guide, explain, share, help ...
 _ACTS = (r"(?:제공|지원|답변|응답|작성|안내|설명|공유|생성|협조|조력|수행|도움|도와|알려|가르쳐|만들|추천|처리|진행|응|"
-         r"구현|개발|제작|대답|정보 제공|조언)")
+         r"구현|개발|제작|대답|정보 제공|조언|제안|권장|묘사|소개)")
 
 _DECLINE_BRANCHES = [
     ("decline", r"드릴 수(?:는|가|도)? 없"),  # 도와드릴 / 알려드릴 / 제공해 드릴 / 답변드릴 수 없
