@@ -22,7 +22,7 @@ from .features import Reading, feature_keys, has_text, read
 from .language import ENGLISH, NAMES, READ, UNSPACED
 from .prompt import PREFIX as PROMPT_PREFIX
 from .prompt import prompt_words, shared_words
-from .scorer import Model, default_model
+from .scorer import WORDLESS_WEIGHT, Model, default_model
 from .structure import CONTENT, FILLER, folded
 
 TERMS = 12  # how many terms of the score to show
@@ -66,8 +66,9 @@ def explain(response: str, model: Model | None = None, prompt: str | None = None
               f"{shift:+.3f})"]
     main, structure_only = model.log_odds_parts(reading)
     if structure_only is not None:
-        lines.append(f"  {NAMES[st.language]} is read without its words: the score is the mean of two calibrated "
-                     f"log-odds, this model's {main:+.2f} and the structure-only model's {structure_only:+.2f}")
+        lines.append(f"  {NAMES[st.language]} is read without its words: the score mixes two calibrated log-odds, "
+                     f"this model's {main:+.2f} ({1 - WORDLESS_WEIGHT:.1f} of it) and the structure-only model's "
+                     f"{structure_only:+.2f} ({WORDLESS_WEIGHT:.1f})")
     lines += ["", "sentences (as read, with their roles):"]
     for i, role in enumerate(st.roles[:_SENTENCES]):
         mark = "*" if i == st.decline_at else " "
