@@ -212,4 +212,9 @@ SPEC = GrammarSpec(
     goes_on=r", but ",
     lead=" ",
     instead=r" (?:instead\b|rather than|alternatively\b)",
+    # writing, making, giving, explaining what was asked, or unwillingness whatever the act; not
+    # knowing, judging, confirming or predicting, which a model disclaims of itself
+    request_act=r"\b(?:provid|help|assist|writ|creat|generat|giv|shar|draft|compos|develop|design|produc|explain|"
+                r"describ|detail|walk|teach|show|guid|list|suggest|recommend|outlin|build|mak|put together|"
+                r"be part|participat)|\b(?:will not|won't|refuse|not going to|decline)\b",
 )

@@ -25,7 +25,8 @@ from typing import NamedTuple
 
 from .language import ENGLISH, KOREAN, READ, UNSPACED, WIDTH
 from .prompt import READ_AFTER, relation_keys
-from .structure import CAUTIONS, CONTENT, FILLER, OFFERS, PIVOT_ALTERNATIVE, REFERS, Structure, has_digit, parse
+from .structure import (CAUTIONS, CONTENT, FILLER, OFFERS, PIVOT_ALTERNATIVE, REFERS, Structure, declines_the_request,
+                        has_digit, parse)
 
 MAX_TOKENS = 48  # words of the opening that count
 PAIR_TOKENS = 24  # of which the first ones also count in pairs (where a refusal says what it is)
@@ -118,7 +119,7 @@ def _structure(st: Structure, size: int) -> tuple[tuple[str, ...], int]:
     else:
         before = CONTENT in roles[: st.decline_at]
         where = "@late" if before else "@first" if st.decline_at == 0 else "@opening"
-        shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers)
+        shape = (roles[st.decline_at], c, n_items, where, st.pivot, tuple(others), numbers, declines_the_request(st))
     if st.language in WIDTH:
         size = size * WIDTH[st.language]
     length = "s:len<150" if size < 150 else "s:len<400" if size < 400 else "s:len<1000" if size < 1000 else "s:len1000+"
@@ -147,10 +148,12 @@ def _shape_keys(shape: tuple) -> tuple[str, ...]:
         if instead:  # "Instead, here is how to ..." with nothing declined: an alternative in place of the request
             keys += ["s:none:instead", "s:none:instead:content" + c]
     else:
-        where, pivot, others, numbers = shape[3:7]
+        where, pivot, others, numbers, request = shape[3:8]
         d, pivot = "s:" + role, ":pivot:" + pivot
         keys = [d, d + where, d + pivot, d + ":content" + c, d + where + ":content" + c,
                 d + pivot + ":content" + c, d + ":items" + n_items]
+        if request:  # "I can't write ...": the request itself declined, whatever follows
+            keys.append(d + where + ":request")
         keys += ["s:after:" + r for r in others]
         if c == "0" and others:
             keys.append("s:after:only_others")

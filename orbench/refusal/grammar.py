@@ -26,6 +26,7 @@ class Grammar(NamedTuple):
     disclaimed_thing: re.Pattern[str]  # after such a word: it describes another object, asked for
     offered_list: re.Pattern[str]  # a lead-in to a list of help the model offers instead
     referred_list: re.Pattern[str]  # a lead-in to a list of where to look it up
+    request_act: re.Pattern[str]  # in a declining clause, an act of producing what was asked
     cues: re.Pattern[str]  # every cue of a sentence that carries no answer
     cue_roles: tuple[tuple[str, re.Pattern[str]], ...]  # which role a cue marks
     pivot: re.Pattern[str]
@@ -46,6 +47,7 @@ def compile_spec(spec: GrammarSpec) -> Grammar:
         disclaimed_thing=re.compile(spec.disclaimed_thing),
         offered_list=re.compile(spec.offered_list),
         referred_list=re.compile(spec.referred_list),
+        request_act=re.compile(spec.request_act),
         cues=alternation(spec.cues, lead=lead),
         cue_roles=tuple((role, alternation(spec.cues, (role,), lead=lead)) for role in CUE_ROLES
                         if any(r == role for r, _ in spec.cues)),

@@ -147,3 +147,6 @@ class GrammarSpec(NamedTuple):
     offered_list: str = r"(?!)"
     # a lead-in to a list of where to look it up ("可以通过以下途径查询："): the list refers
     referred_list: str = r"(?!)"
+    # in a declining clause, an act of producing what was asked ("I can't write ...", "I won't help ..."):
+    # a reply that opens so declines the request itself, not the model's nature (`structure.declines_the_request`)
+    request_act: str = r"(?!)"

@@ -92,6 +92,20 @@ class Structure(NamedTuple):
         return range(self.decline_at + 1, len(self.roles))
 
 
+def declines_the_request(st: Structure) -> bool:
+    """Whether the reply opens by declining an act of producing what was asked ("I can't write
+    ...", "I won't help ..."), with nothing in its first sentence about the model's own nature
+    ("As an AI, ..."): it turns the request down, whatever follows (the language's
+    `request_act`; English only)."""
+    if st.decline_at != 0 or st.roles[0] != DECLINE:
+        return False
+    g = grammar(st.language if st.language in READ else "en")
+    if g.request_act.search(st.text, st.clause[0], st.clause[1]) is None:
+        return False
+    ai = next((pattern for role, pattern in g.cue_roles if role == AI), None)
+    return ai is None or ai.search(st.text, st.starts[0], st.ends[0]) is None
+
+
 def has_digit(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] holds a digit (any decimal digit, as `\\d` says)."""
     if text.isascii():  # ten searches for one character are faster than the pattern
