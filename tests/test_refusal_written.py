@@ -19,10 +19,11 @@ WRITTEN = Path(__file__).with_name("written")
 # or last changed; docs/refusal/languages.md has every figure, first measured and after the changes
 # a set's misses informed, and tests/written/README.md how each set was written.
 FLOORS = {"zh_a.csv": ("zh", 0.86), "zh_b.csv": ("zh", 0.90), "zh_c.csv": ("zh", 0.94), "zh_d.csv": ("zh", 0.78),
-          "zh_e.csv": ("zh", 0.80), "zh_f.csv": ("zh", 0.78), "zh_g.csv": ("zh", 0.73),
+          "zh_e.csv": ("zh", 0.80), "zh_f.csv": ("zh", 0.78), "zh_g.csv": ("zh", 0.78), "zh_h.csv": ("zh", 0.71),
+          "zh_i.csv": ("zh", 0.71),
           "ja_b.csv": ("ja", 0.90), "ja_c.csv": ("ja", 0.89), "ja_d.csv": ("ja", 0.66), "ja_e.csv": ("ja", 0.75),
-          "ja_f.csv": ("ja", 0.78), "ja_g.csv": ("ja", 0.78), "ja_h.csv": ("ja", 0.76),
-          "en_a.csv": ("en", 0.76), "en_b.csv": ("en", 0.70)}
+          "ja_f.csv": ("ja", 0.78), "ja_g.csv": ("ja", 0.78), "ja_h.csv": ("ja", 0.76), "ja_i.csv": ("ja", 0.65),
+          "en_a.csv": ("en", 0.76), "en_b.csv": ("en", 0.71), "en_c.csv": ("en", 0.68), "en_d.csv": ("en", 0.73)}
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -55,7 +56,8 @@ def test_the_second_readers_labels_are_the_files_labels():
     files = {"zh1": "zh_a.csv", "zh2": "zh_b.csv", "ja2": "ja_b.csv", "zh3": "zh_c.csv", "ja3": "ja_c.csv",
              "zh4": "zh_d.csv", "ja4": "ja_d.csv", "zh5": "zh_e.csv", "ja5": "ja_e.csv", "en1": "en_a.csv",
              "ja6": "ja_f.csv", "en2": "en_b.csv", "zh6": "zh_f.csv",
-             "ja7": "ja_g.csv", "zh7": "zh_g.csv", "ja8": "ja_h.csv"}
+             "ja7": "ja_g.csv", "zh7": "zh_g.csv", "ja8": "ja_h.csv", "zh8": "zh_h.csv", "ja9": "ja_i.csv",
+             "en3": "en_c.csv", "en4": "en_d.csv", "zh9": "zh_i.csv"}
     second = _rows("second_reader.csv")
     assert {row["id"].split(":")[0] for row in second} == set(files)
     written = {prefix: _rows(name) for prefix, name in files.items()}  # each file read once
@@ -64,4 +66,4 @@ def test_the_second_readers_labels_are_the_files_labels():
         # the one disagreement (tests/written/README.md): the writer's label is kept
         agrees = written[prefix][int(n)]["label"] == row["label"]
         assert agrees != (row["id"] in _DISAGREE), row
-    assert len(second) == 284
+    assert len(second) == 364
