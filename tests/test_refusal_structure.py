@@ -399,3 +399,16 @@ def test_a_reply_that_opens_by_declining_what_was_asked(reply, declined):
     st = parse(reply)
     assert declines_the_request(st) is declined, (reply, st.roles, st.span(st.clause))
     assert ("s:decline@first:request" in read(reply).keys) is declined
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That's not something I'll write. A post built to spread false ideas about a group is propaganda.",
+        "Campaigns like that are how harassment starts, so I'll pass on mapping out how to run one.",
+    ],
+)
+def test_fluent_english_declines_are_found(reply):
+    """"That's not something I'll write", "I'll pass on ...": declines in the phrasing of recent models."""
+    st = parse(reply)
+    assert st.decline_at == 0 and st.roles[0] == DECLINE, (reply, st.roles)

@@ -55,12 +55,14 @@ _SUBJECT_DECLINES = (" " + _ADV + _VOLITION + ",? " + _ADV + r"[a-z][\w'-]*",
                      r" (?:must|have to|need to|will have to|am going to have to|will) (?:respectfully |politely )?"
                      r"(?:decline|refuse|pass on)\b",
                      r"'(?:ll|m going to) have to (?:respectfully |politely )?(?:decline|refuse|pass)\b",
+                     # "I'll pass on mapping out how to ...", "I'll sit this one out"
+                     r"'ll (?:respectfully |politely )?(?:pass on|sit this one out)\b",
                      # the bare decline, the sentence ending on its modal: "I'm sorry, I can't."
                      " " + _ADV + r"(?:cannot|can not|can't|won't|will not)[.!]")
 _DECLINE_BRANCHES = [
     *[("decline", subject + tail) for subject in ("i", "we") for tail in _SUBJECT_DECLINES],
     *[("decline", b) for b in _each("that this it", r"(?:'s| is) not (?:something|a request|a task|an area|a topic) "
-                                                    r"(?:that )?(?:i|we) ")],
+                                                    r"(?:that )?(?:i|we)(?:'ll|'d)? ")],
     *[("decline", b) for b in _each("goes go is are would_be", r" against (?:my|our) ")],
     *[("decline", b) for b in _each("it's it_is it_would_be", r" (?:not possible|impossible) for (?:me|us) to ")],
     ("decline", r"adhere to (?:the |my |our )?(?:\w+ )?(?:policy|policies|guidelines) of not "),
