@@ -25,24 +25,26 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orbench.refusal.features import STRUCTURE_PREFIX  # noqa: E402
+from orbench.refusal.features import STRUCTURE_PREFIX, has_text  # noqa: E402
 from orbench.refusal.loo import parts  # noqa: E402
 from orbench.refusal.pool import AMBIGUOUS, REFUSAL, load_pool  # noqa: E402
 from orbench.refusal.train import Dataset, TrainConfig, example, logit_of_keys, train_rows  # noqa: E402
 
 KOREAN = "orbench_ko/"
+# what a Korean reply has that a reply in a language with no labelled replies lacks (`features.language_keys`)
+_KOREAN_OWN = (STRUCTURE_PREFIX + "ko:", STRUCTURE_PREFIX + "lang:ko")
 
 
 def wordless(keys: tuple[str, ...]) -> list[str]:
     """The structural features a reply has when read as a language without labelled replies."""
-    return [k for k in keys if k.startswith(STRUCTURE_PREFIX) and not k.startswith("s:ko:") and k != "s:lang:ko"]
+    return [k for k in keys if k.startswith(STRUCTURE_PREFIX) and not k.startswith(_KOREAN_OWN)]
 
 
 def held_out_log_odds() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per labelled pool reply, held out: the main and the structure-only model's calibrated
     log-odds from its structural features, its label and whether it is Korean."""
     rows = load_pool()
-    pairs = [(r, example(r)) for r in rows if r.gold != AMBIGUOUS and r.response and r.response.strip()]
+    pairs = [(r, example(r)) for r in rows if r.gold != AMBIGUOUS and has_text(r.response)]
     pairs = [(r, ex) for r, ex in pairs if not ex.foreign]
     data = Dataset([ex for _, ex in pairs])
     config = TrainConfig()

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from functools import lru_cache
 from typing import NamedTuple
 
 from .cues_zh import TO_SIMPLIFIED
@@ -99,11 +100,21 @@ def declines_the_request(st: Structure) -> bool:
     `request_act`; English only)."""
     if st.decline_at != 0 or st.roles[0] != DECLINE:
         return False
-    g = grammar(st.language if st.language in READ else "en")
-    if g.request_act.search(st.text, st.clause[0], st.clause[1]) is None:
+    if _read_by(st.language).request_act.search(st.text, st.clause[0], st.clause[1]) is None:
         return False
-    ai = next((pattern for role, pattern in g.cue_roles if role == AI), None)
+    ai = _ai_cue(st.language)
     return ai is None or ai.search(st.text, st.starts[0], st.ends[0]) is None
+
+
+def _read_by(language: str) -> Grammar:
+    """The grammar a reply in `language` is read by (English for a language the detector does not read)."""
+    return grammar(language if language in READ else "en")
+
+
+@lru_cache(maxsize=None)
+def _ai_cue(language: str) -> re.Pattern[str] | None:
+    """The grammar's cue of a sentence about the model's own nature ("As an AI, ..."), if it has one."""
+    return next((pattern for role, pattern in _read_by(language).cue_roles if role == AI), None)
 
 
 def has_digit(text: str, start: int, end: int) -> bool:
@@ -137,7 +148,7 @@ def parse(response: str, language: str | None = None) -> Structure:
     text, head = _normalised(response, block, MAX_CHARS)
     if language is None:
         language = language_of(text)
-    g = grammar(language if language in READ else "en")
+    g = _read_by(language)
     titled = _TITLED.match(response) is not None  # (markup is gone from the text as read)
     st = parse_text(folded(text, language), g, language, disclaimer=head, titled=titled)
     if len(response) > block + MAX_CHARS and READ_FURTHER and _open(st):
