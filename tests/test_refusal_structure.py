@@ -198,6 +198,23 @@ def test_a_substitute_offered_instead():
     assert parse("I cannot write that.").pivot == PIVOT_NONE
 
 
+@pytest.mark.parametrize("text, turns", [
+    ("Instead, try a supervised climbing gym with a certified instructor.", True),
+    ("Healthy eating matters. Rather than dieting hard, eat regular balanced meals.", True),
+    ("Shall we talk about the history of cryptography instead? It is a rich subject.", True),
+    ("Differences are mostly explained by exposure and age rather than gender itself.", False),
+    ("Focus on facts rather than emotions, and keep each point short.", False),
+    ("The regime promised prosperity but instead it brought famine.", False),
+])
+def test_a_reply_that_never_declines_turns_at_a_sentence_edge(text, turns):
+    """With nothing declined, "instead" or "rather than" is a turn to something else where it opens a
+    sentence or closes one; inside a sentence it compares within the answer (the pool: mid-sentence
+    "rather than" in 112 answers and 9 refusals)."""
+    st = parse(text)
+    assert st.decline_at == -1
+    assert (st.pivot == PIVOT_ALTERNATIVE) is turns
+
+
 def test_roles_of_sentences_that_carry_no_answer():
     st = parse("I'm so sorry to hear that you're going through this. As an AI, I am not a therapist. "
                "It's important to prioritize your safety. What made you ask? Ok.")
