@@ -215,7 +215,7 @@ SPEC = GrammarSpec(
     lead=" ",
     # a turn opens a sentence ("Instead, ...", "Rather than ..., try ...") or closes one ("... that
     # instead."); "rather than" inside a sentence compares within an answer ("exposure rather than gender")
-    instead=r"(?:^|[.!?:\n])[ *_\"'(]*(?:instead\b|rather than\b|alternatively\b)| instead(?=[ *_)]*[.?!])",
+    instead=r" (?:(?<![^.!?:\n] )(?:instead\b|rather than\b|alternatively\b)|instead(?=[ *_)]*[.?!]))",
     # writing, making, giving, explaining what was asked, or unwillingness whatever the act; not
     # knowing, judging, confirming or predicting, which a model disclaims of itself
     request_act=r"\b(?:provid|help|assist|writ|creat|generat|giv|shar|draft|compos|develop|design|produc|explain|"
