@@ -34,6 +34,7 @@ from orbench.refusal.features import ENDING, FIRST, STRUCTURE_PREFIX  # noqa: E4
 from orbench.refusal.metrics import Confusion  # noqa: E402
 from orbench.refusal.pool import load_pool  # noqa: E402
 from orbench.refusal.scorer import DEFAULT_THRESHOLD as THRESHOLD  # noqa: E402
+from orbench.refusal.scorer import mixed  # noqa: E402
 from orbench.refusal.train import Dataset, TrainConfig, examples, sigmoid, train_rows  # noqa: E402
 
 VARIANTS = ("shipped", "no_endings", "no_korean_copies", "structure_only", "endings_l2", "copies_l2", "mixed")
@@ -59,9 +60,8 @@ def _held_out_scores(data: Dataset, part: str, config: TrainConfig, share: float
     model, fit = train_rows(data, train, config)
     z = model.scale * fit.logits(data, rows) + model.shift
     if share is not None:
-        plain, plain_fit = train_rows(data, train, dataclasses.replace(config, words=False,
-                                                                       l2_words=config.l2_words[:1]))
-        z = (1.0 - share) * z + share * (plain.scale * plain_fit.logits(data, rows) + plain.shift)
+        plain, plain_fit = train_rows(data, train, dataclasses.replace(config, words=False))
+        z = mixed(z, plain.scale * plain_fit.logits(data, rows) + plain.shift, share)
     return sigmoid(z)
 
 

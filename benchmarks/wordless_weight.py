@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orbench.refusal.features import STRUCTURE_PREFIX, has_text  # noqa: E402
 from orbench.refusal.loo import parts  # noqa: E402
 from orbench.refusal.pool import AMBIGUOUS, REFUSAL, load_pool  # noqa: E402
+from orbench.refusal.scorer import mixed  # noqa: E402
 from orbench.refusal.train import Dataset, TrainConfig, example, logit_of_keys, train_rows  # noqa: E402
 
 KOREAN = "orbench_ko/"
@@ -48,7 +49,7 @@ def held_out_log_odds() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     pairs = [(r, ex) for r, ex in pairs if not ex.foreign]
     data = Dataset([ex for _, ex in pairs])
     config = TrainConfig()
-    plain_config = replace(config, words=False, l2_words=config.l2_words[:1])
+    plain_config = replace(config, words=False)
     main, plain, label, korean = [], [], [], []
     for part in parts(list(rows)):
         fit_rows = np.flatnonzero(data.parts != part)
@@ -69,7 +70,7 @@ def main() -> None:
     print(f"{len(y)} labelled replies ({korean.sum()} Korean), each held out, read without its words")
     print("weight  log loss  accuracy  English  Korean")
     for w in np.round(np.arange(0.0, 1.01, 0.1), 1):
-        z = (1 - w) * x + w * s
+        z = mixed(x, s, w)
         right = (z >= 0) == y
         loss = float(np.mean(np.logaddexp(0.0, z) - y * z))
         print(f"{w:6.1f}  {loss:8.4f}  {right.mean():8.4f}  {right[~korean].mean():7.4f}  {right[korean].mean():6.4f}")

@@ -46,6 +46,12 @@ WORDLESS_WEIGHT = 0.7
 _ZEROS = repeat(0.0)  # the default for every weight lookup (map stops at the shorter input)
 
 
+def mixed(main, structure_only, weight: float = WORDLESS_WEIGHT):
+    """The log-odds of a reply read without its words: `weight` of the structure-only model's
+    calibrated log-odds, the rest of the main model's (floats or arrays alike)."""
+    return (1.0 - weight) * main + weight * structure_only
+
+
 @dataclass
 class Model:
     """Weights by feature name (see `orbench.refusal.features.feature_keys`)."""
@@ -124,7 +130,7 @@ class Model:
         of the model's nature as halfway to a refusal (the pool's labels split on them, and words
         tell them apart). docs/refusal/languages.md has both."""
         x, structure_only = self.log_odds_parts(reading)
-        return x if structure_only is None else (1.0 - WORDLESS_WEIGHT) * x + WORDLESS_WEIGHT * structure_only
+        return x if structure_only is None else mixed(x, structure_only)
 
     def log_odds_parts(self, reading: Reading) -> tuple[float, float | None]:
         """This model's calibrated log-odds of a reading, and the structure-only model's where a

@@ -290,7 +290,7 @@ def train(exs: Sequence[Example], config: TrainConfig = TrainConfig(), main: Mod
     """The detector trained on all of `exs` (see `train_rows`; `main`: that fit, if already made), with its
     structure-only model: the same rows, fitting and calibration, no word features (for Chinese and Japanese)."""
     data, rows = Dataset(exs), np.arange(len(exs))
-    plain = train_rows(data, rows, replace(config, words=False, l2_words=config.l2_words[:1]))[0]
+    plain = train_rows(data, rows, replace(config, words=False))[0]
     return replace(main or train_rows(data, rows, config)[0], plain=plain)
 
 
@@ -308,7 +308,7 @@ def train_rows(data: Dataset, rows: np.ndarray, config: TrainConfig = TrainConfi
     is that of the per-response difference from the best. With a single fold
     there is nothing to hold out: the first candidate is used, uncalibrated."""
     refusal = data.y[rows] > 0.5
-    grid = sorted(config.l2_words)
+    grid = sorted(config.l2_words)[: None if config.words else 1]  # no words: no word strength to choose
     # (l2, the fit on all rows, calibrations with and without the prompt, per-row out-of-fold loss)
     candidates: list[tuple[float, Fit, tuple[tuple[float, float], tuple[float, float]], np.ndarray]] = []
     if len(np.unique(inner_folds(data, rows))) < 2:
